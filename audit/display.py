@@ -1,0 +1,115 @@
+"""Turn stored answers, claims and checks into display structures for the templates.
+
+Everything here returns plain text pieces with flags; templates escape them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from audit import claims as claim_parsing
+from audit import matching
+from audit.models import Answer, Claim, Passage
+from audit.segments import segment
+
+
+@dataclass
+class AnswerPiece:
+    text: str
+    claim_id: int | None = None
+    claim_order: int | None = None
+    uncited: bool = False
+    has_unknown: bool = False
+    marker_numbers: tuple[int, ...] = ()
+    current: bool = False
+
+
+@dataclass
+class MarkerLink:
+    number: int
+    known: bool
+
+
+@dataclass
+class PassageView:
+    passage: Passage
+    sentences: list[SentenceView] = field(default_factory=list)
+    highlighted: bool = False
+
+
+@dataclass
+class SentenceView:
+    start: int
+    end: int
+    text: str
+    gap: str  # the whitespace between the previous sentence and this one
+    highlight_for: list[int] = field(default_factory=list)  # claim orders whose top sentence it is
+    rank: int | None = None
+
+
+def answer_pieces(
+    answer: Answer, claims: list[Claim], current: int | None = None
+) -> list[AnswerPiece]:
+    """The answer text cut at claim and citation-marker boundaries."""
+    spans: list[tuple[int, int, object]] = []
+    by_id = {}
+    for claim in claims:
+        if claim.location == Claim.Location.NOT_LOCATED or claim.parent_id:
+            continue
+        spans.append((claim.start, claim.end, ("claim", claim.pk)))
+        by_id[claim.pk] = claim
+    for marker in claim_parsing.find_markers(answer.text):
+        spans.append((marker.start, marker.end, ("marker", marker.numbers)))
+    pieces = []
+    for seg in segment(answer.text, spans):
+        piece = AnswerPiece(text=seg.text)
+        for tag in seg.tags:
+            kind, value = tag
+            if kind == "claim":
+                claim = by_id[value]
+                piece.claim_id = claim.pk
+                piece.claim_order = claim.order
+                piece.uncited = claim.is_uncited
+                piece.has_unknown = bool(claim.cited_unknown)
+                piece.current = claim.pk == current
+            else:
+                piece.marker_numbers = value
+        pieces.append(piece)
+    return pieces
+
+
+def marker_links(numbers: tuple[int, ...], n_passages: int) -> list[MarkerLink]:
+    return [MarkerLink(n, 1 <= n <= n_passages) for n in numbers]
+
+
+def passage_views(
+    passages: list[Passage], highlights: dict[int, list[tuple[int, int, int]]]
+) -> list[PassageView]:
+    """Passages split into sentences, with the matcher's top sentences marked.
+
+    `highlights` maps a passage position to (start, end, claim order) triples.
+    """
+    views = []
+    for passage in passages:
+        marks = highlights.get(passage.position, [])
+        view = PassageView(passage=passage, highlighted=bool(marks))
+        previous_end = 0
+        for start, end in matching.sentence_spans(passage.text):
+            orders = sorted({o for s, e, o in marks if s < end and start < e})
+            view.sentences.append(
+                SentenceView(
+                    start=start,
+                    end=end,
+                    text=passage.text[start:end],
+                    gap=passage.text[previous_end:start],
+                    highlight_for=orders,
+                )
+            )
+            previous_end = end
+        views.append(view)
+    return views
+
+
+def excerpt(text: str, start: int, end: int, limit: int = 300) -> str:
+    piece = text[start:end]
+    return piece if len(piece) <= limit else piece[: limit - 1] + "…"

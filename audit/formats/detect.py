@@ -1,0 +1,81 @@
+"""The import entry point: read bytes, tell which format they are in, and parse them.
+
+parse_file() is what the import service and the management command call.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from audit.formats import alce, expertqa, native, ragas
+from audit.formats.reading import JsonDocument, JsonFile, decode_text, load_json
+from audit.formats.records import FormatError, ParsedFile
+
+MAX_BYTES = 50 * 1024 * 1024
+
+FORMATS: dict[str, ModuleType] = {
+    native.FORMAT: native,
+    alce.FORMAT: alce,
+    ragas.FORMAT: ragas,
+    expertqa.FORMAT: expertqa,
+}
+_KNOWN = (
+    "native (JSONL, one answer per line), alce (ALCE result JSON), "
+    "ragas (RAGAS samples as JSONL or a JSON list), expertqa (ExpertQA JSONL)"
+)
+
+
+def parse_file(
+    data: bytes, filename: str, fmt: str = "auto", max_bytes: int = MAX_BYTES
+) -> ParsedFile:
+    """Parse and validate a whole import file, raising FormatError at its first problem.
+
+    fmt="auto" detects the format from the content; an explicit fmt is checked against what
+    the content looks like, so a wrong choice gets a pointer to the right one.
+    """
+    if fmt != "auto" and fmt not in FORMATS:
+        raise FormatError(
+            filename, "", "", f"unknown format {fmt!r}: choose auto, {', '.join(FORMATS)}"
+        )
+    doc = load_json(decode_text(data, filename, max_bytes), filename)
+    detected = detect_format(doc)
+    if fmt == "auto":
+        if detected is None:
+            raise FormatError(filename, "", "", f"cannot tell the file's format; known: {_KNOWN}")
+        fmt = detected
+    elif detected is not None and detected != fmt:
+        raise FormatError(
+            filename,
+            "",
+            "",
+            f"this looks like {FORMATS[detected].DESCRIPTION}, not "
+            f"{FORMATS[fmt].DESCRIPTION} (try --format {detected})",
+        )
+    parsed = FORMATS[fmt].parse(doc, filename)
+    if not parsed.records:
+        raise FormatError(filename, "", "", "the file holds no answers")
+    return parsed
+
+
+def detect_format(doc: JsonFile) -> str | None:
+    """The format the content looks like, judged on its shape and first record, or None."""
+    if isinstance(doc, JsonDocument):
+        value = doc.value
+        if ragas.looks_like_document(value):
+            return ragas.FORMAT
+        if alce.looks_like_document(value):
+            return alce.FORMAT
+        if isinstance(value, list):
+            first = value[0] if value else None
+            return _record_format(first) if isinstance(first, dict) else None
+        return _record_format(value) if isinstance(value, dict) else None
+    first = doc.lines[0].value if doc.lines else None
+    return _record_format(first) if isinstance(first, dict) else None
+
+
+def _record_format(record: dict) -> str | None:
+    # ExpertQA first: its lines also carry "question", which says little on its own.
+    for module in (expertqa, ragas, alce, native):
+        if module.looks_like(record):
+            return module.FORMAT
+    return None

@@ -1,0 +1,303 @@
+"""Reading shared by the import formats: bytes to text, text to JSON, typed field access.
+
+Every problem becomes a FormatError naming the file, the place in it and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from audit.formats.records import FormatError
+
+MAX_DEPTH = 100
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# JSON's own whitespace; str.strip() would also eat \x0b, \xa0, \u2028... which JSON rejects.
+_JSON_SPACE = " \t\r\n"
+_NON_SPACE = re.compile(r"[^ \t\r\n]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class JsonLine:
+    number: int  # 1-based line in the file
+    value: Any
+
+
+@dataclass(frozen=True)
+class JsonLines:
+    """A file read as JSON Lines: one JSON value per non-blank line."""
+
+    lines: tuple[JsonLine, ...]
+
+
+@dataclass(frozen=True)
+class JsonDocument:
+    """A file holding a single JSON value, possibly spread over many lines."""
+
+    value: Any
+    first_line: int
+
+
+JsonFile = JsonLines | JsonDocument
+
+
+@dataclass(frozen=True)
+class Where:
+    """The file and the place in it (a line or a JSON path) that errors are reported against."""
+
+    filename: str
+    location: str
+
+    def error(self, field: str, message: str) -> FormatError:
+        return FormatError(self.filename, self.location, field, message)
+
+
+def decode_text(data: bytes, filename: str, max_bytes: int) -> str:
+    """Return the file as text, or raise for oversize, empty, NUL-bearing or non-UTF-8 files."""
+    if len(data) > max_bytes:
+        raise FormatError(
+            filename, "", "", f"file is {_size(len(data))}, over the limit of {_size(max_bytes)}"
+        )
+    bom = len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0
+    if not data[bom:].strip():
+        raise FormatError(filename, "", "", "file is empty")
+    if data.startswith(_UTF16_BOMS):
+        raise FormatError(filename, "", "", "file is UTF-16 encoded; save it as UTF-8")
+    nul = data.find(b"\x00")
+    if nul != -1:
+        raise FormatError(
+            filename, _line_at(data, nul), "", f"NUL byte at byte {nul} (not a UTF-8 text file?)"
+        )
+    try:
+        return data[bom:].decode("utf-8")
+    except UnicodeDecodeError as err:
+        offset = bom + err.start
+        raise FormatError(
+            filename, _line_at(data, offset), "", f"not valid UTF-8 at byte {offset}"
+        ) from None
+
+
+def load_json(text: str, filename: str) -> JsonFile:
+    """Read text as one JSON document or as JSON Lines, whichever it is."""
+    start = _skip_space(text, 0)
+    first_line = text.count("\n", 0, start) + 1
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as err:
+        line_end = text.find("\n", start)
+        head = text[start : len(text) if line_end == -1 else line_end].strip(_JSON_SPACE)
+        # Pretty-printed documents open with a lone bracket; anything more on the first line
+        # of a multi-line file is a JSON Lines record, best reported on its own line.
+        if err.lineno > first_line and head not in ("{", "["):
+            return _load_lines(text, filename)
+        raise _syntax_error(filename, f"line {err.lineno}", err, text) from None
+    except RecursionError:
+        raise _too_deep(filename, f"line {first_line}") from None
+    except ValueError as err:  # e.g. an integer literal longer than Python converts
+        raise FormatError(filename, f"line {first_line}", "", f"invalid JSON: {err}") from None
+    trailing = _NON_SPACE.search(text, end)
+    if trailing is None:
+        check_depth(value, Where(filename, ""))
+        return JsonDocument(value, first_line)
+    if "\n" in text[start:end]:
+        # A JSON Lines record never spans lines, so this is one document with junk after it.
+        line = text.count("\n", 0, trailing.start()) + 1
+        column = trailing.start() - text.rfind("\n", 0, trailing.start())
+        raise FormatError(
+            filename, f"line {line}", "", f"invalid JSON at column {column}: extra data"
+        )
+    return _load_lines(text, filename)
+
+
+def _load_lines(text: str, filename: str) -> JsonLines:
+    lines = []
+    # split("\n") rather than splitlines(): U+2028 and friends may sit inside JSON strings.
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip(_JSON_SPACE):
+            continue
+        location = f"line {number}"
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise _syntax_error(filename, location, err, raw) from None
+        except RecursionError:
+            raise _too_deep(filename, location) from None
+        except ValueError as err:
+            raise FormatError(filename, location, "", f"invalid JSON: {err}") from None
+        check_depth(value, Where(filename, location))
+        lines.append(JsonLine(number, value))
+    return JsonLines(tuple(lines))
+
+
+def check_depth(value: Any, where: Where) -> None:
+    """Refuse JSON nested past MAX_DEPTH, without recursion."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep(where.filename, where.location)
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+
+
+def as_lines(doc: JsonFile, filename: str) -> tuple[JsonLine, ...]:
+    """The records of a JSON Lines format; a file holding a single object is one record."""
+    if isinstance(doc, JsonLines):
+        return doc.lines
+    if isinstance(doc.value, list):
+        raise FormatError(
+            filename, "", "", "expected JSON Lines (one JSON object per line), got a JSON list"
+        )
+    return (JsonLine(doc.first_line, doc.value),)
+
+
+def type_name(value: Any) -> str:
+    """The JSON name of a parsed value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    return "object"
+
+
+def join(prefix: str, key: str | int) -> str:
+    """Extend a JSON path: join("passages", 2) == "passages[2]"."""
+    if isinstance(key, int):
+        return f"{prefix}[{key}]"
+    return f"{prefix}.{key}" if prefix else key
+
+
+def quote(text: str, limit: int = 60) -> str:
+    """A value quoted for an error message, shortened so one bad field cannot flood it."""
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return json.dumps(text, ensure_ascii=False)
+
+
+def expect_object(value: Any, where: Where, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise where.error(field, f"expected an object, got {type_name(value)}")
+    return value
+
+
+def expect_list(value: Any, where: Where, field: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise where.error(field, f"expected a list, got {type_name(value)}")
+    return value
+
+
+def expect_text(value: Any, where: Where, field: str, *, allow_empty: bool = False) -> str:
+    """A string, kept exactly as given; blank counts as empty."""
+    if not isinstance(value, str):
+        raise where.error(field, f"expected a string, got {type_name(value)}")
+    if "\x00" in value:
+        # PostgreSQL text columns cannot store NUL, so refuse it here with a place attached.
+        raise where.error(field, "contains a NUL character (\\u0000)")
+    if _SURROGATE.search(value):
+        raise where.error(field, "contains an unpaired surrogate escape (\\ud800-\\udfff)")
+    if not allow_empty and not value.strip():
+        raise where.error(field, "must not be empty")
+    return value
+
+
+def is_clean_text(value: str) -> bool:
+    """True when the string can be stored as text (no NUL, no unpaired surrogate)."""
+    return "\x00" not in value and not _SURROGATE.search(value)
+
+
+def check_clean_json(value: Any, where: Where, field: str) -> None:
+    """Refuse NUL characters and unpaired surrogates anywhere inside a JSON value."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not is_clean_text(item):
+                raise where.error(field, "contains a NUL character or an unpaired surrogate")
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def require(obj: dict[str, Any], key: str, where: Where, prefix: str = "") -> Any:
+    if key not in obj:
+        raise where.error(join(prefix, key), "required field is missing")
+    return obj[key]
+
+
+def required_text(obj: dict[str, Any], key: str, where: Where, prefix: str = "") -> str:
+    return expect_text(require(obj, key, where, prefix), where, join(prefix, key))
+
+
+def optional_text(obj: dict[str, Any], key: str, where: Where, prefix: str = "") -> str:
+    """An optional string: absent or null reads as ""."""
+    value = obj.get(key)
+    if value is None:
+        return ""
+    return expect_text(value, where, join(prefix, key), allow_empty=True)
+
+
+def stable_id(text: str) -> str:
+    """An id derived from text, so the same question from two systems groups together.
+
+    Whitespace runs are collapsed first: a stray double space or trailing newline in one
+    system's copy of the question should not split it from the others.
+    """
+    normalized = " ".join(text.split())
+    return "q-" + hashlib.sha256(normalized.encode("utf-8")).hexdigest()[:16]
+
+
+def file_stem(filename: str) -> str:
+    """The file's name without folders or extension, as a fallback system label."""
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    # Only the last suffix goes: run names like "asqa-gpt-3.5-turbo-shot2.json" hold dots.
+    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+    return stem.strip() or "imported"
+
+
+def _syntax_error(
+    filename: str, location: str, err: json.JSONDecodeError, source: str
+) -> FormatError:
+    message = err.msg
+    truncated = message.startswith("Unterminated string") or not _NON_SPACE.search(source, err.pos)
+    if message.startswith("Unterminated string"):
+        message = "unterminated string"
+    else:
+        message = message.removesuffix(" at")
+        message = message[:1].lower() + message[1:]
+    if truncated:
+        message += " (the JSON ends early: is the file truncated?)"
+    return FormatError(filename, location, "", f"invalid JSON at column {err.colno}: {message}")
+
+
+def _too_deep(filename: str, location: str) -> FormatError:
+    return FormatError(filename, location, "", f"JSON is nested more than {MAX_DEPTH} levels deep")
+
+
+def _skip_space(text: str, pos: int) -> int:
+    match = _NON_SPACE.search(text, pos)
+    return len(text) if match is None else match.start()
+
+
+def _line_at(data: bytes, offset: int) -> str:
+    return f"line {data.count(b'\n', 0, offset) + 1}"
+
+
+def _size(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n:,} bytes ({n / (1024 * 1024):.1f} MB)"
+    return f"{n:,} bytes"

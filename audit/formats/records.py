@@ -1,0 +1,86 @@
+"""The records every import format produces, and the one error they raise.
+
+Plain dataclasses so the Django import service and the tests share one vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PassageRecord:
+    title: str
+    url: str
+    text: str
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    """One rater's judgment of one claim, as found in the imported file."""
+
+    rater: str
+    # 0-based index into AnswerRecord.claims when the format gives claims, else into the
+    # claims the splitter will make from the answer.
+    claim_index: int
+    # One of audit.judgments.JUDGMENT_CODES, or None when the source label maps to nothing.
+    judgment: str | None
+    raw_label: str
+    verification_worthy: bool | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    """One system's answer to one question, with the passages its citations point to."""
+
+    location: str  # "line 3" (JSON Lines) or "data[2]" (JSON)
+    question_id: str
+    question: str
+    answer_id: str  # "" when the format has no answer id
+    system: str
+    answer: str
+    passages: tuple[PassageRecord, ...]  # citation [n] refers to passages[n - 1]
+    claims: tuple[str, ...] | None  # None: the answer still has to be split into claims
+    labels: tuple[LabelRecord, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    format: str  # "native" | "alce" | "ragas" | "expertqa"
+    records: tuple[AnswerRecord, ...]
+
+
+class FormatError(ValueError):
+    """A file that cannot be imported, with the place that says why.
+
+    str(err) reads "answers.jsonl: line 17: passages[2].text: expected a string, got null".
+    Empty parts are left out. A JSON path location continues into the field
+    ("answers.json: data[3].docs: expected a list, got object").
+    """
+
+    def __init__(self, filename: str, location: str, field: str, message: str) -> None:
+        self.filename = filename
+        self.location = location
+        self.field = field
+        self.message = message
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        place = self.location
+        if self.field:
+            if not place:
+                place = self.field
+            elif place.startswith("line "):
+                place = f"{place}: {self.field}"
+            elif self.field.startswith("["):
+                place = f"{place}{self.field}"
+            else:
+                place = f"{place}.{self.field}"
+        return ": ".join(part for part in (self.filename, place, self.message) if part)
+
+    def __reduce__(self) -> tuple[type[FormatError], tuple[str, str, str, str]]:
+        # Keeps the error picklable (e.g. across a task queue) despite the custom __init__.
+        return (type(self), (self.filename, self.location, self.field, self.message))

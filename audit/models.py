@@ -1,0 +1,336 @@
+"""Citeaudit's data: audit sets of answers with their passages and claims, the reviewers'
+audit sheets, the leads' adjudications, and the matcher's stored checks."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from simple_history.models import HistoricalRecords
+
+from audit import judgments
+
+
+class Judgment(models.TextChoices):
+    SUPPORTED = judgments.SUPPORTED, "Supported"
+    PARTIAL = judgments.PARTIAL, "Partially supported"
+    NOT_SUPPORTED = judgments.NOT_SUPPORTED, "Not supported"
+    CONTRADICTED = judgments.CONTRADICTED, "Contradicted"
+    WRONG_CITATION = judgments.WRONG_CITATION, "Wrong citation"
+    INACCESSIBLE = judgments.INACCESSIBLE, "Source inaccessible"
+    UNCLEAR = judgments.UNCLEAR, "Unclear"
+
+
+class AuditSet(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    guidelines = models.TextField(blank=True, help_text="Markdown, shown to reviewers.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="review_sets"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("audit:set-detail", args=[self.pk])
+
+
+class ImportBatch(models.Model):
+    """One imported file: lets a lead compare label distributions per import."""
+
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="imports")
+    filename = models.CharField(max_length=300)
+    format = models.CharField(max_length=20)
+    sha256 = models.CharField(max_length=64)
+    answers_created = models.PositiveIntegerField(default=0)
+    answers_skipped = models.PositiveIntegerField(default=0)
+    claims_created = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "import batches"
+
+    def __str__(self) -> str:
+        return f"{self.filename} ({self.format})"
+
+
+class Question(models.Model):
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="questions")
+    external_id = models.CharField(max_length=200)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["audit_set", "external_id"], name="unique_question_external_id_per_set"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Answer(models.Model):
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="answers")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    import_batch = models.ForeignKey(
+        ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="answers"
+    )
+    external_id = models.CharField(max_length=200, blank=True)
+    system = models.CharField(max_length=200, help_text="The system or run that produced it.")
+    text = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    # A citation pointed past the supplied passages: the answer is only partially auditable.
+    is_partial = models.BooleanField(default=False)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["audit_set", "content_hash"], name="unique_answer_content_per_set"
+            )
+        ]
+        indexes = [
+            # The set page lists answers by system.
+            models.Index(fields=["audit_set", "system"], name="answer_set_system_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id or f"answer {self.pk}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("audit:answer-detail", args=[self.pk])
+
+
+class Passage(models.Model):
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="passages")
+    position = models.PositiveIntegerField(help_text="1-based: the number a citation refers to.")
+    title = models.TextField(blank=True)
+    url = models.TextField(blank=True)
+    text = models.TextField(blank=True)
+    is_cited = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["answer", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["answer", "position"], name="unique_passage_position_per_answer"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"[{self.position}] {self.title or self.url}"[:80]
+
+
+class Claim(models.Model):
+    class Location(models.TextChoices):
+        SPLIT = "split", "Split from the answer"
+        EXACT = "exact", "Given, found verbatim"
+        FUZZY = "fuzzy", "Given, found approximately"
+        NOT_LOCATED = "not_located", "Given, not found in the answer"
+        ATOMIC = "atomic", "Atomic fact of a claim"
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="claims")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="atomic_claims"
+    )
+    order = models.PositiveIntegerField()
+    text = models.TextField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    location = models.CharField(max_length=20, choices=Location, default=Location.SPLIT)
+    citations = models.ManyToManyField(Passage, blank=True, related_name="citing_claims")
+    # Marker numbers that point past the supplied passages; kept, never dropped.
+    cited_unknown = models.JSONField(default=list, blank=True)
+    is_uncited = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["answer", "order"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["answer", "order"],
+                condition=models.Q(parent__isnull=True),
+                name="unique_claim_order_per_answer",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(end__gte=models.F("start")), name="claim_span"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+    def get_absolute_url(self) -> str:
+        return f"{self.answer.get_absolute_url()}#claim-{self.pk}"
+
+
+class ClaimCheck(models.Model):
+    """What the automatic matcher found for a claim: string checks, never a model's opinion."""
+
+    class Label(models.TextChoices):
+        VERIFIED = "verified", "Verified"
+        LIKELY = "likely", "Likely"
+        UNKNOWN = "unknown", "Unknown"
+
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="check")
+    matcher_version = models.CharField(max_length=40)
+    label = models.CharField(max_length=10, choices=Label)
+    best_score = models.FloatField(default=0.0)
+    # [{"passage": position, "start": int, "end": int, "score": float}], best first.
+    highlights = models.JSONField(default=list, blank=True)
+    # [{"token": "7.5", "grounded": bool}] in the order they appear in the claim.
+    numbers = models.JSONField(default=list, blank=True)
+    # {"passage": position, "start": int, "end": int, "score": float} or null.
+    wrong_citation = models.JSONField(null=True, blank=True)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            # The label-distribution page counts labels per set.
+            models.Index(fields=["label"], name="claimcheck_label_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.matcher_version})"
+
+    @property
+    def ungrounded(self) -> list[str]:
+        return [n["token"] for n in self.numbers if not n["grounded"]]
+
+
+class Rater(models.Model):
+    """A named source of labels from outside the review UI: an earlier round's reviewer,
+    ExpertQA's experts, or an automatic judge."""
+
+    class Kind(models.TextChoices):
+        HUMAN = "human", "Imported human labels"
+        AUTOMATIC = "automatic", "Automatic judge"
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=10, choices=Kind, default=Kind.HUMAN)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RaterLabel(models.Model):
+    rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="labels")
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="rater_labels")
+    judgment = models.CharField(max_length=30, choices=Judgment, blank=True)
+    raw_label = models.CharField(max_length=100, blank=True)
+    verification_worthy = models.BooleanField(null=True)
+    note = models.TextField(blank=True)
+    import_batch = models.ForeignKey(
+        ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["rater", "claim"], name="unique_label_per_rater_claim")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater}: {self.judgment or self.raw_label}"
+
+
+class AuditSheet(models.Model):
+    """One reviewer's judgment of one claim."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="sheets")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="sheets"
+    )
+    # Snapshot of the claim as the reviewer saw it, so a re-import cannot change its meaning.
+    answer_statement = models.TextField()
+    cited_urls = models.JSONField(default=list, blank=True)
+    judgment = models.CharField(max_length=30, choices=Judgment, blank=True)
+    wrong_citation_passage = models.ForeignKey(
+        Passage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # [{"passage": position, "start": int, "end": int, "text": str}]
+    evidence = models.JSONField(default=list, blank=True)
+    unsupported_assertions = models.JSONField(default=list, blank=True)
+    verification_worthy = models.BooleanField(default=True)
+    notes = models.TextField(blank=True)
+    status = models.CharField(max_length=10, choices=Status, default=Status.DRAFT)
+    active_seconds = models.PositiveIntegerField(default=0)
+    # Bumped on every save; a save that names an older version is refused.
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "reviewer"], name="one_sheet_per_reviewer")
+        ]
+        indexes = [
+            # A reviewer's queue and progress: their sheets by status.
+            models.Index(fields=["reviewer", "status"], name="sheet_reviewer_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} on claim {self.claim_id}: {self.judgment or '—'}"
+
+
+class Adjudication(models.Model):
+    """The gold record for a claim, kept apart from both sheets."""
+
+    class Source(models.TextChoices):
+        UNANIMOUS = "unanimous", "Unanimous"
+        SHEET = "sheet", "Taken from a sheet"
+        EDITED = "edited", "Edited by the lead"
+
+    class Reason(models.TextChoices):
+        NONE = "", "—"
+        REVIEWER_ERROR = "reviewer_error", "Reviewer error"
+        GUIDELINE_GAP = "guideline_gap", "Guideline gap"
+        AMBIGUOUS_SOURCE = "ambiguous_source", "Ambiguous source"
+        BOTH_PARTLY_RIGHT = "both_partly_right", "Both partly right"
+        OTHER = "other", "Other"
+
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="adjudication")
+    judgment = models.CharField(max_length=30, choices=Judgment)
+    wrong_citation_passage = models.ForeignKey(
+        Passage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    evidence = models.JSONField(default=list, blank=True)
+    unsupported_assertions = models.JSONField(default=list, blank=True)
+    verification_worthy = models.BooleanField(default=True)
+    source = models.CharField(max_length=10, choices=Source)
+    from_sheet = models.ForeignKey(
+        AuditSheet, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    sheets = models.ManyToManyField(AuditSheet, blank=True, related_name="adjudications")
+    reason = models.CharField(max_length=30, choices=Reason, blank=True)
+    note = models.TextField(blank=True)
+    lead = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords()
+
+    def __str__(self) -> str:
+        return f"claim {self.claim_id}: {self.judgment}"

@@ -1,0 +1,1 @@
+"""Views by area: sets and imports, answers, (later) review, adjudication and reports."""

@@ -1,0 +1,78 @@
+"""The answer page: the answer with its claims marked, each claim's checks, and the passages."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from audit import display, matching, selectors
+from audit.models import Claim
+
+
+@login_required
+def answer_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    answer = selectors.answer_for_user(user=request.user, pk=pk)
+    passages = list(answer.passages.order_by("position"))
+    by_pk = {p.pk: p for p in passages}
+    claims = list(
+        Claim.objects.filter(answer=answer, parent__isnull=True)
+        .select_related("check")
+        .prefetch_related("citations")
+        .order_by("order")
+    )
+    highlights: dict[int, list[tuple[int, int, int]]] = {}
+    rows = []
+    for claim in claims:
+        check = getattr(claim, "check", None)
+        cited = sorted(by_pk[p.pk].position for p in claim.citations.all())
+        if check and check.highlights:
+            top = check.highlights[0]
+            highlights.setdefault(top["passage"], []).append(
+                (top["start"], top["end"], claim.order)
+            )
+        rows.append(
+            {
+                "claim": claim,
+                "check": check,
+                "cited": cited,
+                "stale": check is not None and check.matcher_version != matching.MATCHER_VERSION,
+                "quotes": [
+                    {
+                        "passage": h["passage"],
+                        "score": h["score"],
+                        "text": display.excerpt(
+                            passages[h["passage"] - 1].text, h["start"], h["end"]
+                        ),
+                    }
+                    for h in (check.highlights if check else [])
+                ],
+                "wrong": (
+                    {
+                        "passage": check.wrong_citation["passage"],
+                        "text": display.excerpt(
+                            passages[check.wrong_citation["passage"] - 1].text,
+                            check.wrong_citation["start"],
+                            check.wrong_citation["end"],
+                        ),
+                    }
+                    if check and check.wrong_citation
+                    else None
+                ),
+            }
+        )
+    pieces = display.answer_pieces(answer, claims)
+    for piece in pieces:
+        piece.links = display.marker_links(piece.marker_numbers, len(passages))
+    return render(
+        request,
+        "audit/answer_detail.html",
+        {
+            "answer": answer,
+            "audit_set": answer.audit_set,
+            "pieces": pieces,
+            "rows": rows,
+            "passages": display.passage_views(passages, highlights),
+            "unknown_markers": sorted({n for c in claims for n in c.cited_unknown}),
+        },
+    )

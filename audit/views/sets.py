@@ -1,0 +1,157 @@
+"""Audit-set pages: the list, a set's answers and label distribution, creating and importing."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django_tables2 import RequestConfig
+
+from audit import selectors, services
+from audit.distributions import flag_map, identical_groups
+from audit.filters import AnswerFilter, AuditSetFilter
+from audit.formats import FormatError, parse_file
+from audit.forms import AuditSetForm, ImportForm
+from audit.models import Answer, AuditSet, ClaimCheck
+from audit.roles import is_lead
+from audit.tables import AnswerTable, AuditSetTable
+
+PER_PAGE = 50
+
+
+def _require_lead(request: HttpRequest) -> None:
+    if not is_lead(request.user):
+        raise PermissionDenied
+
+
+def _render_list(request: HttpRequest, template: str, ctx: dict) -> HttpResponse:
+    if request.htmx and not request.htmx.history_restore_request:
+        template += "#results"
+    return render(request, template, ctx)
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    return redirect("audit:set-list")
+
+
+@login_required
+def set_list(request: HttpRequest) -> HttpResponse:
+    rows = selectors.set_list_rows(user=request.user)
+    filterset = AuditSetFilter(request.GET, queryset=rows)
+    table = AuditSetTable(filterset.qs)
+    RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
+    return _render_list(request, "audit/set_list.html", {"table": table, "filter": filterset})
+
+
+@login_required
+def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = selectors.set_for_user(user=request.user, pk=pk)
+    systems = list(
+        Answer.objects.filter(audit_set=audit_set)
+        .order_by("system")
+        .values_list("system", flat=True)
+        .distinct()
+    )
+    filterset = AnswerFilter(
+        request.GET, queryset=selectors.answer_rows(audit_set=audit_set), systems=systems
+    )
+    table = AnswerTable(filterset.qs)
+    RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
+    return _render_list(
+        request,
+        "audit/set_detail.html",
+        {
+            "audit_set": audit_set,
+            "table": table,
+            "filter": filterset,
+            "imports": audit_set.imports.all()[:20],
+        },
+    )
+
+
+@login_required
+def label_distribution(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = selectors.set_for_user(user=request.user, pk=pk)
+    labels = [c for c in ClaimCheck.Label]
+    sections = []
+    for by, title in (("system", "Per system"), ("import", "Per import")):
+        rows = selectors.label_distribution(audit_set=audit_set, by=by)
+        flags = flag_map(identical_groups({r.group: r.counts for r in rows}))
+        sections.append(
+            {
+                "title": title,
+                "rows": [
+                    {
+                        "group": r.group,
+                        "total": r.total,
+                        "cells": [
+                            (label, r.counts.get(label.value, 0), round(100 * r.share(label), 1))
+                            for label in labels
+                        ],
+                        "identical_to": flags.get(r.group, []),
+                    }
+                    for r in rows
+                ],
+            }
+        )
+    return render(
+        request,
+        "audit/label_distribution.html",
+        {"audit_set": audit_set, "labels": labels, "sections": sections},
+    )
+
+
+@login_required
+def set_create(request: HttpRequest) -> HttpResponse:
+    _require_lead(request)
+    form = AuditSetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        audit_set = form.save(commit=False)
+        audit_set.created_by = request.user
+        audit_set.save()
+        messages.success(request, f"Created set “{audit_set.name}”.")
+        return redirect(audit_set)
+    return render(request, "audit/set_form.html", {"form": form})
+
+
+@login_required
+def answers_upload(request: HttpRequest) -> HttpResponse:
+    _require_lead(request)
+    initial = {"audit_set": request.GET.get("set")} if request.GET.get("set") else None
+    form = ImportForm(request.POST or None, request.FILES or None, initial=initial)
+    ctx: dict = {"form": form}
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        data = upload.read(settings.IMPORT_MAX_BYTES + 1)
+        try:
+            parsed = parse_file(
+                data,
+                upload.name,
+                fmt=form.cleaned_data["format"],
+                max_bytes=settings.IMPORT_MAX_BYTES,
+            )
+            with transaction.atomic():
+                audit_set = form.cleaned_data["audit_set"] or AuditSet.objects.create(
+                    name=form.cleaned_data["new_set_name"], created_by=request.user
+                )
+                summary = services.answers_import(
+                    audit_set=audit_set,
+                    parsed=parsed,
+                    filename=upload.name,
+                    sha256=hashlib.sha256(data).hexdigest(),
+                    user=request.user,
+                )
+        except FormatError as error:
+            ctx["error"] = str(error)
+        else:
+            ctx["summary"] = summary
+            ctx["audit_set"] = audit_set
+    status = 400 if "error" in ctx else 200
+    return render(request, "audit/import.html", ctx, status=status)

@@ -1,0 +1,2 @@
+// Citeaudit's own script: keyboard shortcuts and review helpers (no inline scripts: CSP).
+"use strict";

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from audit import services
+from audit.formats import parse_file
+from tests.factories import AuditSetFactory, UserFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+DATASETS = ROOT.parent / "shared" / "datasets"
+
+
+@pytest.fixture
+def reviewer_a(db):
+    return UserFactory(username="rev_a", role="reviewer")
+
+
+@pytest.fixture
+def reviewer_b(db):
+    return UserFactory(username="rev_b", role="reviewer")
+
+
+@pytest.fixture
+def lead(db):
+    return UserFactory(username="lead", role="lead")
+
+
+@pytest.fixture
+def audit_set(db, reviewer_a, reviewer_b):
+    audit_set = AuditSetFactory(name="Calibration")
+    audit_set.reviewers.add(reviewer_a, reviewer_b)
+    return audit_set
+
+
+def import_file(audit_set, path: Path, fmt: str = "auto"):
+    data = path.read_bytes()
+    return services.answers_import(
+        audit_set=audit_set,
+        parsed=parse_file(data, path.name, fmt=fmt),
+        filename=path.name,
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
+
+
+@pytest.fixture
+def handmade(audit_set):
+    import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
+    return audit_set
+
+
+@pytest.fixture
+def client_for(client):
+    def login(user):
+        client.force_login(user)
+        return client
+
+    return login

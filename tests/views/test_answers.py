@@ -1,0 +1,61 @@
+import json
+
+import pytest
+
+from audit.models import Answer
+from tests.conftest import import_file
+
+pytestmark = pytest.mark.django_db
+
+
+def test_answer_page_links_markers_to_passages_and_flags_unknown(client_for, lead, handmade):
+    answer = Answer.objects.get(external_id="hm-5-a")
+
+    response = client_for(lead).get(answer.get_absolute_url())
+
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert '<a href="#passage-2">2</a>' in body
+    assert "no passage 4 was supplied" in body
+    assert "cites [4], never supplied" in body
+    assert 'id="passage-1"' in body and 'id="passage-2"' in body
+
+
+def test_answer_page_flags_uncited_claims(client_for, lead, handmade):
+    answer = Answer.objects.get(external_id="hm-1-a")
+
+    body = client_for(lead).get(answer.get_absolute_url()).content.decode()
+
+    assert body.count('<span class="flag uncited">uncited</span>') == 1
+    assert 'class="claim uncited"' in body
+
+
+def test_answer_page_shows_number_checks(client_for, lead, handmade):
+    answer = Answer.objects.get(external_id="hm-2-a")
+
+    body = client_for(lead).get(answer.get_absolute_url()).content.decode()
+
+    assert '<span class="num-token ungrounded"' in body
+    assert "7,5 ✗" in body
+
+
+def test_untrusted_text_is_escaped_everywhere(client_for, lead, audit_set, tmp_path):
+    payload = '<script>window.__xss=1</script><img src=x onerror="alert(1)">'
+    line = {
+        "question_id": "x1",
+        "question": payload,
+        "system": payload,
+        "answer": f"Claim with {payload} inside [1].",
+        "passages": [{"title": payload, "url": "javascript:alert(1)", "text": payload}],
+    }
+    path = tmp_path / "xss.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    import_file(audit_set, path)
+    answer = Answer.objects.get()
+
+    body = client_for(lead).get(answer.get_absolute_url()).content.decode()
+
+    assert "<script>window.__xss" not in body
+    assert "<img src=x" not in body
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in body
+    assert 'href="javascript:' not in body

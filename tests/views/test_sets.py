@@ -1,0 +1,107 @@
+import pytest
+from django.urls import reverse
+
+from audit.models import Answer, AuditSet, Claim
+from tests.conftest import FIXTURES
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_anonymous_user_is_sent_to_login(client):
+    response = client.get(reverse("audit:set-list"))
+
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("login"))
+
+
+def test_set_list_shows_counts(client_for, lead, handmade):
+    response = client_for(lead).get(reverse("audit:set-list"))
+
+    row = response.context["table"].rows[0].record
+    assert response.status_code == 200
+    assert (row.answer_count, row.claim_count, row.uncited_count, row.unknown_count) == (
+        6,
+        Claim.objects.count(),
+        Claim.objects.filter(is_uncited=True).count(),
+        2,
+    )
+
+
+def test_reviewer_sees_only_sets_they_review(client_for, handmade):
+    outsider = UserFactory(username="outsider", role="reviewer")
+    other = AuditSet.objects.create(name="Other set")
+
+    response = client_for(outsider).get(reverse("audit:set-list"))
+
+    assert list(response.context["table"].data) == []
+    assert (
+        client_for(outsider).get(reverse("audit:set-detail", args=[handmade.pk])).status_code == 404
+    )
+    answer = Answer.objects.first()
+    assert client_for(outsider).get(answer.get_absolute_url()).status_code == 404
+    del other
+
+
+def test_set_list_htmx_request_gets_only_the_table(client_for, lead, handmade):
+    response = client_for(lead).get(
+        reverse("audit:set-list"), {"name": "calib"}, HTTP_HX_REQUEST="true"
+    )
+
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<div id="results">')
+    assert "Calibration" in body
+
+
+def test_set_detail_filters_answers_by_system(client_for, lead, handmade):
+    url = reverse("audit:set-detail", args=[handmade.pk])
+
+    response = client_for(lead).get(url, {"system": "handmade v2"})
+
+    assert [a.external_id for a in response.context["table"].data] == ["hm-1-b"]
+
+
+def test_reviewer_cannot_open_import_page(client_for, reviewer_a):
+    assert client_for(reviewer_a).get(reverse("audit:import")).status_code == 403
+
+
+def test_lead_uploads_a_file_into_a_new_set(client_for, lead):
+    path = FIXTURES / "demo" / "handmade.jsonl"
+    with path.open("rb") as fh:
+        response = client_for(lead).post(
+            reverse("audit:import"), {"new_set_name": "Uploaded", "file": fh, "format": "auto"}
+        )
+
+    summary = response.context["summary"]
+    assert response.status_code == 200
+    assert (summary.answers, summary.format) == (6, "native")
+    assert AuditSet.objects.get(name="Uploaded").answers.count() == 6
+    assert "Uncited claims" in response.content.decode()
+
+
+def test_broken_upload_shows_the_error_and_writes_nothing(client_for, lead, tmp_path):
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(
+        '{"question_id": "q", "question": "Q", "system": "s", "answer": "A [1].", '
+        '"passages": [{"title": "t", "text": null}]}\n'
+    )
+    with broken.open("rb") as fh:
+        response = client_for(lead).post(
+            reverse("audit:import"), {"new_set_name": "Broken", "file": fh, "format": "auto"}
+        )
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "broken.jsonl: line 1: passages[0].text: expected a string, got null"
+    )
+    assert not AuditSet.objects.filter(name="Broken").exists()
+    assert Answer.objects.count() == 0
+
+
+def test_label_distribution_counts_labels_per_system(client_for, lead, handmade):
+    response = client_for(lead).get(reverse("audit:label-distribution", args=[handmade.pk]))
+
+    per_system = response.context["sections"][0]["rows"]
+    assert [r["group"] for r in per_system] == ["handmade v1", "handmade v2"]
+    assert sum(r["total"] for r in per_system) == Claim.objects.count()
