@@ -1,4 +1,4 @@
-"""Writes: importing answer sets and storing the matcher's checks.
+"""Importing answer sets and storing the matcher's checks.
 
 Views and management commands call these; the parsing and matching themselves live in the
 pure modules (`formats`, `claims`, `matching`).

@@ -1,0 +1,58 @@
+"""Browser tests: Playwright driving Debian's chromium against pytest-django's live server."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+# Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
+# still plain synchronous code, so Django's async-safety guard does not apply to them.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (bash .ci/test does)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def new_page(browser, live_server):
+    """Open a page logged in as `user` in its own browser context (its own cookies)."""
+    contexts = []
+
+    def open_as(user, password: str = "pw-for-tests"):
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        page.goto(f"{live_server.url}/login/")
+        page.fill("input[name=username]", user.username)
+        page.fill("input[name=password]", password)
+        page.click("button[type=submit]")
+        page.wait_for_load_state("networkidle")
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
