@@ -6,8 +6,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from audit import display, matching, selectors
-from audit.models import Claim
+from audit import display, evidence, matching, selectors
+from audit.models import AuditSheet, Claim
+from audit.roles import is_lead
 
 
 @login_required
@@ -61,6 +62,29 @@ def answer_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 ),
             }
         )
+    spans = []
+    for number, claim in enumerate(claims, start=1):
+        spans.extend(evidence.answer_quote_spans(number, claim.text))
+    if is_lead(request.user):
+        # Reviewers' evidence is shown to leads only: a reviewer must not see another's sheet.
+        numbers = {c.pk: n for n, c in enumerate(claims, start=1)}
+        sheets = AuditSheet.objects.filter(claim__in=claims).select_related("reviewer")
+        for sheet in sheets.order_by("claim__order", "reviewer__username"):
+            spans.extend(
+                evidence.EvidenceSpan(
+                    claim=numbers[sheet.claim_id],
+                    source=sheet.reviewer.get_username(),
+                    kind=evidence.VERBATIM,
+                    text=item.get("text", ""),
+                    passage=item.get("passage"),
+                )
+                for item in sheet.evidence
+            )
+    evidence_rows = evidence.verify_spans(
+        spans,
+        {p.position: p.text for p in passages},
+        {n: row["cited"] for n, row in enumerate(rows, start=1)},
+    )
     pieces = display.answer_pieces(answer, claims)
     for piece in pieces:
         piece.links = display.marker_links(piece.marker_numbers, len(passages))
@@ -73,6 +97,7 @@ def answer_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "pieces": pieces,
             "rows": rows,
             "passages": display.passage_views(passages, highlights),
+            "evidence_rows": evidence_rows,
             "unknown_markers": sorted({n for c in claims for n in c.cited_unknown}),
         },
     )

@@ -59,3 +59,14 @@ def test_untrusted_text_is_escaped_everywhere(client_for, lead, audit_set, tmp_p
     assert "<img src=x" not in body
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in body
     assert 'href="javascript:' not in body
+
+
+def test_evidence_table_verifies_quotations_in_the_answer(client_for, lead, handmade):
+    answer = Answer.objects.get(external_id="hm-6-a")
+
+    response = client_for(lead).get(answer.get_absolute_url())
+
+    rows = [
+        (r.claim, r.passage, r.kind, r.verified, r.match) for r in response.context["evidence_rows"]
+    ]
+    assert rows == [(1, 1, "answer", True, 1.0), (2, 1, "answer", False, 0.167)]

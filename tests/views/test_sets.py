@@ -21,7 +21,7 @@ def test_set_list_shows_counts(client_for, lead, handmade):
     row = response.context["table"].rows[0].record
     assert response.status_code == 200
     assert (row.answer_count, row.claim_count, row.uncited_count, row.unknown_count) == (
-        6,
+        7,
         Claim.objects.count(),
         Claim.objects.filter(is_uncited=True).count(),
         2,
@@ -59,7 +59,7 @@ def test_set_detail_filters_answers_by_system(client_for, lead, handmade):
 
     response = client_for(lead).get(url, {"system": "handmade v2"})
 
-    assert [a.external_id for a in response.context["table"].data] == ["hm-1-b"]
+    assert [a.external_id for a in response.context["table"].data] == ["hm-1-b", "hm-6-a"]
 
 
 def test_reviewer_cannot_open_import_page(client_for, reviewer_a):
@@ -75,8 +75,8 @@ def test_lead_uploads_a_file_into_a_new_set(client_for, lead):
 
     summary = response.context["summary"]
     assert response.status_code == 200
-    assert (summary.answers, summary.format) == (6, "native")
-    assert AuditSet.objects.get(name="Uploaded").answers.count() == 6
+    assert (summary.answers, summary.format) == (7, "native")
+    assert AuditSet.objects.get(name="Uploaded").answers.count() == 7
     assert "Uncited claims" in response.content.decode()
 
 
