@@ -21,13 +21,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-WORDS = (
-    "employee contract policy leave annual salary overtime notice period probation manager "
-    "approval remote working holiday entitlement pension benefit insurance training travel "
-    "expense claim receipt department review performance bonus shift schedule sick pay "
-    "certificate statutory minimum maximum weekly monthly hours rate agreement union "
-    "termination resignation dismissal grievance appeal hearing record data protection"
-).split()
+_VOCABULARY = """
+employee contract policy leave annual salary overtime notice period probation manager
+approval remote working holiday entitlement pension benefit insurance training travel expense
+claim receipt department review performance bonus shift schedule sick pay certificate
+statutory minimum maximum weekly monthly hours rate agreement union termination resignation
+dismissal grievance appeal hearing record data protection
+"""
+WORDS = _VOCABULARY.split()
 
 
 def _sentence(rng: random.Random, n: int) -> str:

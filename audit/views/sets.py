@@ -79,7 +79,7 @@ def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def label_distribution(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = selectors.set_for_user(user=request.user, pk=pk)
-    labels = [c for c in ClaimCheck.Label]
+    labels = list(ClaimCheck.Label)
     sections = []
     for by, title in (("system", "Per system"), ("import", "Per import")):
         rows = selectors.label_distribution(audit_set=audit_set, by=by)
