@@ -2,15 +2,50 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.contrib.auth import get_user_model
+from django.db.models import (
+    Case,
+    CharField,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce, Left
 from django.http import Http404
 
-from audit.models import Answer, AuditSet, Claim, ClaimCheck
+from audit import judgments, roles
+from audit.models import (
+    Adjudication,
+    Answer,
+    Assignment,
+    AuditSet,
+    AuditSheet,
+    Claim,
+    ClaimCheck,
+    GuidelineFlag,
+)
 from audit.roles import is_lead
+
+# The order a reviewer meets claims in: answer by answer, each answer's claims in reading
+# order, an atomic claim right where its parent was.
+QUEUE_ORDER = (
+    "answer_id",
+    Coalesce("parent__order", "order"),
+    F("parent_id").asc(nulls_first=True),
+    "order",
+)
 
 
 def sets_visible_to(*, user) -> QuerySet[AuditSet]:
@@ -85,7 +120,7 @@ def answer_rows(*, audit_set: AuditSet) -> QuerySet[Answer]:
             claim_count=count(),
             uncited_count=count(Q(is_uncited=True)),
             unknown_count=count(~Q(cited_unknown=[])),
-            verified_count=count(Q(check__label=ClaimCheck.Label.VERIFIED)),
+            verified_count=count(Q(machine_check__label=ClaimCheck.Label.VERIFIED)),
         )
     )
 
@@ -133,3 +168,293 @@ def label_distribution(*, audit_set: AuditSet, by: str) -> list[Distribution]:
         Distribution(group=g, counts=dict(c), total=sum(c.values()))
         for g, c in sorted(counts.items())
     ]
+
+
+# ------------------------------------------------------------------------------- review
+
+
+def review_candidates() -> QuerySet:
+    """Users a lead can choose as reviewers of a set."""
+    return (
+        get_user_model()
+        .objects.filter(groups__name=roles.REVIEWER, is_active=True)
+        .order_by("username")
+    )
+
+
+def _submitted_by_assignee(**filters) -> QuerySet[AuditSheet]:
+    # A sheet counts only while its reviewer is still assigned to the claim (a split or a
+    # replacement can leave sheets behind that nobody is waiting for).
+    return AuditSheet.objects.filter(
+        status=AuditSheet.Status.SUBMITTED, claim__assignments__reviewer=F("reviewer"), **filters
+    )
+
+
+def _count(queryset: QuerySet, group: str) -> Coalesce:
+    return Coalesce(
+        Subquery(
+            queryset.order_by().values(group).annotate(n=Count("pk")).values("n"),
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+
+
+def reviewer_set_rows(*, user) -> QuerySet[AuditSet]:
+    """The reviewer's home: their sets with their own assigned and done counts only."""
+    mine = Assignment.objects.filter(reviewer=user, claim__answer__audit_set=OuterRef("pk"))
+    done = AuditSheet.objects.filter(
+        reviewer=user,
+        status=AuditSheet.Status.SUBMITTED,
+        claim__answer__audit_set=OuterRef("pk"),
+        claim__assignments__reviewer=user,
+    )
+    return (
+        AuditSet.objects.filter(reviewers=user)
+        .annotate(
+            assigned=_count(mine, "reviewer"),
+            done=_count(done, "reviewer"),
+        )
+        .order_by("-review_opened_at", "name")
+    )
+
+
+def lead_set_rows(*, user) -> QuerySet[AuditSet]:
+    """A lead's home: every set with its review progress over all reviewers."""
+    assigned = Assignment.objects.filter(claim__answer__audit_set=OuterRef("pk"))
+    submitted = _submitted_by_assignee(claim__answer__audit_set=OuterRef("pk"))
+    return (
+        sets_visible_to(user=user)
+        .annotate(
+            assigned=_count(assigned.annotate(s=F("claim__answer__audit_set")), "s"),
+            done=_count(submitted.annotate(s=F("claim__answer__audit_set")), "s"),
+        )
+        .order_by("-created_at", "name")
+    )
+
+
+def _keyed(assignments: QuerySet[Assignment]) -> QuerySet[Assignment]:
+    return assignments.annotate(
+        k_answer=F("claim__answer_id"),
+        k_top=Coalesce("claim__parent__order", "claim__order"),
+        k_atomic=Case(When(claim__parent__isnull=True, then=Value(0)), default=Value(1)),
+        k_order=F("claim__order"),
+    ).order_by("k_answer", "k_top", "k_atomic", "k_order")
+
+
+def review_queue(*, reviewer, audit_set: AuditSet) -> QuerySet[Assignment]:
+    """The reviewer's assignments in a set, in queue order, with their own sheet's status."""
+    own_sheet = AuditSheet.objects.filter(claim=OuterRef("claim"), reviewer=reviewer)
+    return _keyed(
+        Assignment.objects.filter(
+            reviewer=reviewer,
+            claim__answer__audit_set=audit_set,
+            claim__answer__audit_set__reviewers=reviewer,
+        ).annotate(sheet_status=Subquery(own_sheet.values("status")[:1]))
+    )
+
+
+def next_claim_id(*, reviewer, audit_set: AuditSet, after: Claim | None = None) -> int | None:
+    """The reviewer's next unsubmitted claim after `after` in queue order, wrapping round."""
+    unfinished = review_queue(reviewer=reviewer, audit_set=audit_set).exclude(
+        sheet_status=AuditSheet.Status.SUBMITTED
+    )
+    if after is None:
+        return unfinished.values_list("claim_id", flat=True).first()
+    key = (
+        after.answer_id,
+        after.parent.order if after.parent_id else after.order,
+        1 if after.parent_id else 0,
+        after.order,
+    )
+    later = (
+        Q(k_answer__gt=key[0])
+        | Q(k_answer=key[0], k_top__gt=key[1])
+        | Q(k_answer=key[0], k_top=key[1], k_atomic__gt=key[2])
+        | Q(k_answer=key[0], k_top=key[1], k_atomic=key[2], k_order__gt=key[3])
+    )
+    following = unfinished.filter(later).values_list("claim_id", flat=True).first()
+    if following is not None:
+        return following
+    return unfinished.exclude(claim=after).values_list("claim_id", flat=True).first()
+
+
+def assigned_claim(*, user, pk: int) -> Claim | None:
+    """The claim if it is assigned to the user in a set they still review, else None."""
+    return (
+        Claim.objects.select_related("answer__question", "answer__audit_set", "parent")
+        .filter(
+            pk=pk,
+            assignments__reviewer=user,
+            answer__audit_set__in=AuditSet.objects.filter(reviewers=user),
+        )
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class ReviewerProgress:
+    reviewer_id: int
+    username: str
+    assigned: int
+    submitted: int
+    drafts: int
+    median_seconds: float | None
+    claims_per_hour: float | None
+    flags: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.submitted / self.assigned) if self.assigned else 0
+
+
+def reviewer_progress(*, audit_set: AuditSet) -> list[ReviewerProgress]:
+    """Per reviewer of a set: assigned, submitted and draft claims, active time, flags."""
+    in_set = {"claim__answer__audit_set": audit_set}
+    assigned = dict(
+        Assignment.objects.filter(**in_set)
+        .values("reviewer")
+        .annotate(n=Count("pk"))
+        .values_list("reviewer", "n")
+        .order_by()
+    )
+    status_counts: dict[int, Counter] = defaultdict(Counter)
+    for reviewer_id, status, n in (
+        AuditSheet.objects.filter(claim__assignments__reviewer=F("reviewer"), **in_set)
+        .values("reviewer", "status")
+        .annotate(n=Count("pk"))
+        .values_list("reviewer", "status", "n")
+        .order_by()
+    ):
+        status_counts[reviewer_id][status] = n
+    seconds: dict[int, list[int]] = defaultdict(list)
+    for reviewer_id, active in _submitted_by_assignee(**in_set).values_list(
+        "reviewer", "active_seconds"
+    ):
+        seconds[reviewer_id].append(active)
+    flags = dict(
+        GuidelineFlag.objects.filter(audit_set=audit_set)
+        .values("raised_by")
+        .annotate(n=Count("pk"))
+        .values_list("raised_by", "n")
+        .order_by()
+    )
+    people = (
+        get_user_model()
+        .objects.filter(Q(pk__in=assigned.keys()) | Q(review_sets=audit_set))
+        .distinct()
+        .order_by("username")
+        .values_list("pk", "username")
+    )
+    rows = []
+    for pk, username in people:
+        times = seconds.get(pk, [])
+        total = sum(times)
+        rows.append(
+            ReviewerProgress(
+                reviewer_id=pk,
+                username=username,
+                assigned=assigned.get(pk, 0),
+                submitted=status_counts[pk][AuditSheet.Status.SUBMITTED],
+                drafts=status_counts[pk][AuditSheet.Status.DRAFT],
+                median_seconds=statistics.median(times) if times else None,
+                claims_per_hour=round(3600 * len(times) / total, 1) if total else None,
+                flags=flags.get(pk, 0),
+            )
+        )
+    return rows
+
+
+def set_flags(*, audit_set: AuditSet) -> QuerySet[GuidelineFlag]:
+    return GuidelineFlag.objects.filter(audit_set=audit_set).select_related(
+        "raised_by", "claim__answer"
+    )
+
+
+class ClaimStatus:
+    """A claim's place in the review, as the lead's claims table shows it."""
+
+    UNASSIGNED = "unassigned"
+    IN_REVIEW = "in_review"
+    PARTLY = "partly_submitted"
+    SUBMITTED = "submitted"
+    DISAGREEMENT = "disagreement"
+    ADJUDICATED = "adjudicated"
+    SPLIT = "split"
+    CHOICES = (
+        (UNASSIGNED, "Unassigned"),
+        (IN_REVIEW, "In review"),
+        (PARTLY, "Partly submitted"),
+        (SUBMITTED, "All submitted"),
+        (DISAGREEMENT, "Disagreement"),
+        (ADJUDICATED, "Adjudicated"),
+        (SPLIT, "Split"),
+    )
+
+
+def claim_rows(*, audit_set: AuditSet) -> QuerySet[Claim]:
+    """The lead's claims table: status, counts and machine label, without any long text.
+
+    Every number is a correlated subquery on an indexed foreign key, so a page of rows
+    costs the same however many claims the set holds.
+    """
+    assigned = Assignment.objects.filter(claim=OuterRef("pk"))
+    submitted = _submitted_by_assignee(claim=OuterRef("pk"))
+    kinds = Subquery(
+        submitted.order_by()
+        .values("claim")
+        .annotate(n=Count("judgment", distinct=True))
+        .values("n"),
+        output_field=IntegerField(),
+    )
+    return (
+        Claim.objects.filter(answer__audit_set=audit_set)
+        .select_related("answer")
+        .only("pk", "order", "parent_id", "location", "answer_id", "answer__external_id")
+        .annotate(
+            snippet=Left("text", 160),
+            system=F("answer__system"),
+            label=F("machine_check__label"),
+            assigned_count=_count(assigned, "claim"),
+            submitted_count=_count(submitted, "claim"),
+            judgment_kinds=Coalesce(kinds, Value(0)),
+            is_adjudicated=Exists(Adjudication.objects.filter(claim=OuterRef("pk"))),
+            is_split=Exists(Claim.objects.filter(parent=OuterRef("pk"))),
+        )
+        .annotate(
+            status=Case(
+                When(is_adjudicated=True, then=Value(ClaimStatus.ADJUDICATED)),
+                When(is_split=True, then=Value(ClaimStatus.SPLIT)),
+                When(assigned_count=0, then=Value(ClaimStatus.UNASSIGNED)),
+                When(submitted_count=0, then=Value(ClaimStatus.IN_REVIEW)),
+                When(submitted_count__lt=F("assigned_count"), then=Value(ClaimStatus.PARTLY)),
+                When(judgment_kinds__gt=1, then=Value(ClaimStatus.DISAGREEMENT)),
+                default=Value(ClaimStatus.SUBMITTED),
+                output_field=CharField(),
+            )
+        )
+        .prefetch_related(
+            Prefetch(
+                "assignments",
+                queryset=Assignment.objects.select_related("reviewer")
+                .only("claim_id", "reviewer__username")
+                .order_by("reviewer__username"),
+            )
+        )
+        .order_by(*QUEUE_ORDER)
+    )
+
+
+def status_counts(*, audit_set: AuditSet) -> dict[str, int]:
+    rows = claim_rows(audit_set=audit_set).prefetch_related(None).order_by()
+    counts = Counter(dict(rows.values("status").annotate(n=Count("pk")).values_list("status", "n")))
+    return {code: counts.get(code, 0) for code, _ in ClaimStatus.CHOICES}
+
+
+def split_verdict(*, claim: Claim) -> str | None:
+    """The derived verdict of a split claim, from its atomic claims' adjudications."""
+    verdicts = dict(
+        Adjudication.objects.filter(claim__parent=claim).values_list("claim_id", "judgment")
+    )
+    children = claim.atomic_claims.order_by("order").values_list("pk", flat=True)
+    return judgments.derived_verdict([verdicts.get(pk) for pk in children])

@@ -89,8 +89,8 @@ def test_every_claim_gets_stored_matcher_checks(handmade):
     assert ClaimCheck.objects.count() == Claim.objects.count()
     probation = _claims("hm-2-a")[1]
 
-    assert probation.check.numbers == [{"token": "7,5", "grounded": False}]
-    assert probation.check.label == "unknown"
+    assert probation.machine_check.numbers == [{"token": "7,5", "grounded": False}]
+    assert probation.machine_check.label == "unknown"
 
 
 def test_label_for_missing_claim_is_refused_and_nothing_is_written(audit_set):

@@ -18,14 +18,14 @@ def answer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     by_pk = {p.pk: p for p in passages}
     claims = list(
         Claim.objects.filter(answer=answer, parent__isnull=True)
-        .select_related("check")
+        .select_related("machine_check")
         .prefetch_related("citations")
         .order_by("order")
     )
     highlights: dict[int, list[tuple[int, int, int]]] = {}
     rows = []
     for claim in claims:
-        check = getattr(claim, "check", None)
+        check = getattr(claim, "machine_check", None)
         cited = sorted(by_pk[p.pk].position for p in claim.citations.all())
         if check and check.highlights:
             top = check.highlights[0]

@@ -1,0 +1,341 @@
+"""Acceptance criteria a lead writes down before review, and the release decision they give
+for one system/run: pass or fail per criterion, with the claims that fail it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from audit import judgments
+from audit.metrics import ClaimLabel
+
+
+class CriteriaError(ValueError):
+    """A criterion that cannot be read: the message says which one and why."""
+
+
+def _require_int(kind: str, name: str, value: object, *, minimum: int) -> int:
+    # bool is an int subclass; `true` in a JSON form must not read as 1.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CriteriaError(f"{kind}: {name} must be a whole number, got {value!r}")
+    if value < minimum:
+        raise CriteriaError(f"{kind}: {name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _require_bool(kind: str, name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise CriteriaError(f"{kind}: {name} must be true or false, got {value!r}")
+    return value
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:.1f}".removesuffix(".0") + "%"
+
+
+def _join(words: Sequence[str]) -> str:
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+@dataclass(frozen=True)
+class CriterionResult:
+    criterion: Criterion
+    passed: bool
+    detail: str
+    failing_claim_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class NoContradicted:
+    """No claim judged contradicted, optionally only in answers tagged with a high-risk topic."""
+
+    topics: frozenset[str] = frozenset()
+    kind: ClassVar[str] = "no_contradicted"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.topics, str) or not all(
+            isinstance(t, str) and t.strip() for t in self.topics
+        ):
+            raise CriteriaError(
+                f"{self.kind}: topics must be a list of non-empty names, got {self.topics!r}"
+            )
+        # Tags are typed by hand on import and in the criteria form; "Pay " is still pay.
+        object.__setattr__(self, "topics", frozenset(t.strip().casefold() for t in self.topics))
+
+    def describe(self) -> str:
+        if not self.topics:
+            return "No contradicted claim."
+        return f"No contradicted claim in answers tagged {_join(sorted(self.topics))}."
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "topics": sorted(self.topics)}
+
+    def applies_to(self, claim: ClaimLabel) -> bool:
+        return not self.topics or bool(self.topics & {t.casefold() for t in claim.topics})
+
+    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+        # Every claim counts, worthy or not: a source that says otherwise is a finding either way.
+        failing = tuple(
+            c.claim_id
+            for c in claims
+            if self.applies_to(c) and c.judgment == judgments.CONTRADICTED
+        )
+        where = f" in answers tagged {_join(sorted(self.topics))}" if self.topics else ""
+        if failing:
+            detail = f"{_plural(len(failing), 'contradicted claim')}{where}."
+        else:
+            checked = sum(self.applies_to(c) for c in claims)
+            detail = f"No contradicted claim among {_plural(checked, 'claim')}{where}."
+        return CriterionResult(self, not failing, detail, failing)
+
+
+@dataclass(frozen=True)
+class NumbersGrounded:
+    """Every number of a claim is found in its cited passages (the matcher's ungrounded count
+    is 0), optionally only for claims judged supported."""
+
+    only_supported: bool = False
+    kind: ClassVar[str] = "numbers_grounded"
+
+    def __post_init__(self) -> None:
+        _require_bool(self.kind, "only_supported", self.only_supported)
+
+    def describe(self) -> str:
+        scope = "claim judged supported" if self.only_supported else "verification-worthy claim"
+        return f"Every number in a {scope} is found in its cited passages."
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "only_supported": self.only_supported}
+
+    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+        # A claim marked not verification-worthy has nothing a reader would check, so a phone
+        # number in a closing line does not hold back a release.
+        failing_claims = [
+            c
+            for c in claims
+            if c.verification_worthy
+            and c.ungrounded_numbers > 0
+            and (not self.only_supported or c.judgment == judgments.SUPPORTED)
+        ]
+        if failing_claims:
+            numbers = sum(c.ungrounded_numbers for c in failing_claims)
+            detail = (
+                f"{_plural(len(failing_claims), 'claim')} with "
+                f"{_plural(numbers, 'number')} not found in the cited passages."
+            )
+        else:
+            detail = "Every number is found in the cited passages."
+        failing = tuple(c.claim_id for c in failing_claims)
+        return CriterionResult(self, not failing, detail, failing)
+
+
+@dataclass(frozen=True)
+class MinSupportedShare:
+    """At least `percent`% of verification-worthy claims fully supported by their own
+    citations; uncited claims count against."""
+
+    percent: float
+    kind: ClassVar[str] = "min_supported_share"
+
+    def __post_init__(self) -> None:
+        value = self.percent
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            raise CriteriaError(f"{self.kind}: percent must be a number, got {value!r}")
+        if not 0 <= value <= 100:
+            raise CriteriaError(f"{self.kind}: percent must be between 0 and 100, got {value}")
+
+    def describe(self) -> str:
+        return (
+            f"At least {self.percent:g}% of claims fully supported by their own citations "
+            "(claims marked not verification-worthy left out)."
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "percent": self.percent}
+
+    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+        worthy = [c for c in claims if c.verification_worthy]
+        supported = sum(c.fully_supported for c in worthy)
+        failing = tuple(c.claim_id for c in worthy if not c.fully_supported)
+        if not worthy:
+            # Nothing shows the share is met, and a release gate should not pass on silence.
+            return CriterionResult(self, False, "No verification-worthy claim to measure.", ())
+        # Compared in whole numbers so 4 of 5 meets 80% exactly, with no float rounding.
+        passed = supported * 100 >= self.percent * len(worthy)
+        share = _percent(supported / len(worthy))
+        comparison = "at least" if passed else "below"
+        detail = (
+            f"{supported} of {len(worthy)} claims fully supported ({share}), "
+            f"{comparison} {self.percent:g}%."
+        )
+        return CriterionResult(self, passed, detail, () if passed else failing)
+
+
+@dataclass(frozen=True)
+class UncitedOnlyIfNotWorthy:
+    """Uncited claims are allowed only when marked not verification-worthy."""
+
+    kind: ClassVar[str] = "uncited_only_if_not_worthy"
+
+    def describe(self) -> str:
+        return "Uncited claims only where marked not verification-worthy."
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind}
+
+    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+        failing = tuple(c.claim_id for c in claims if c.uncited and c.verification_worthy)
+        if failing:
+            detail = f"{_plural(len(failing), 'uncited claim')} marked verification-worthy."
+        else:
+            detail = "Every uncited claim is marked not verification-worthy."
+        return CriterionResult(self, not failing, detail, failing)
+
+
+@dataclass(frozen=True)
+class MaxWrongCitations:
+    """At most `limit` claims citing the wrong passage (judged wrong citation, or with the
+    passage that does hold the claim named on the sheet)."""
+
+    limit: int
+    kind: ClassVar[str] = "max_wrong_citations"
+
+    def __post_init__(self) -> None:
+        _require_int(self.kind, "limit", self.limit, minimum=0)
+
+    def describe(self) -> str:
+        return f"At most {_plural(self.limit, 'wrong citation')}."
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "limit": self.limit}
+
+    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+        wrong = tuple(c.claim_id for c in claims if c.is_wrong_citation)
+        passed = len(wrong) <= self.limit
+        detail = f"{_plural(len(wrong), 'wrong citation')}, at most {self.limit} allowed."
+        return CriterionResult(self, passed, detail, () if passed else wrong)
+
+
+Criterion = (
+    NoContradicted
+    | NumbersGrounded
+    | MinSupportedShare
+    | UncitedOnlyIfNotWorthy
+    | MaxWrongCitations
+)
+
+_KINDS: dict[str, type[Criterion]] = {
+    cls.kind: cls
+    for cls in (
+        NoContradicted,
+        NumbersGrounded,
+        MinSupportedShare,
+        UncitedOnlyIfNotWorthy,
+        MaxWrongCitations,
+    )
+}
+_PARAMS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    # kind: (required, optional)
+    "no_contradicted": (frozenset(), frozenset({"topics"})),
+    "numbers_grounded": (frozenset(), frozenset({"only_supported"})),
+    "min_supported_share": (frozenset({"percent"}), frozenset()),
+    "uncited_only_if_not_worthy": (frozenset(), frozenset()),
+    "max_wrong_citations": (frozenset({"limit"}), frozenset()),
+}
+
+
+def criterion_from_dict(data: Mapping[str, Any]) -> Criterion:
+    """Read one criterion from its JSON form, e.g. `{"kind": "max_wrong_citations",
+    "limit": 2}`; raises CriteriaError saying what is wrong."""
+    if not isinstance(data, Mapping):
+        raise CriteriaError(f"a criterion must be an object, got {data!r}")
+    kind = data.get("kind")
+    if kind not in _KINDS:
+        raise CriteriaError(
+            f"unknown criterion kind {kind!r}; expected one of {', '.join(sorted(_KINDS))}"
+        )
+    required, optional = _PARAMS[kind]
+    params = {k: v for k, v in data.items() if k != "kind"}
+    unknown = sorted(set(params) - required - optional)
+    if unknown:
+        takes = ", ".join(sorted(required | optional)) or "nothing"
+        raise CriteriaError(f"{kind}: unknown setting {unknown[0]!r}; it takes {takes}")
+    missing = sorted(required - set(params))
+    if missing:
+        raise CriteriaError(f"{kind}: missing setting {missing[0]!r}")
+    if "topics" in params:
+        topics = params["topics"]
+        if not isinstance(topics, list | tuple):
+            raise CriteriaError(f"{kind}: topics must be a list of names, got {topics!r}")
+        # NoContradicted turns the list into a set once it has checked the names.
+    return _KINDS[kind](**params)
+
+
+def criteria_from_dicts(items: Iterable[Mapping[str, Any]]) -> tuple[Criterion, ...]:
+    """Read a list of criteria; an error names the criterion by its 1-based number."""
+    criteria = []
+    for number, item in enumerate(items, start=1):
+        try:
+            criteria.append(criterion_from_dict(item))
+        except CriteriaError as error:
+            raise CriteriaError(f"criterion {number}: {error}") from None
+    return tuple(criteria)
+
+
+def criteria_to_dicts(criteria: Iterable[Criterion]) -> list[dict[str, Any]]:
+    return [criterion.to_dict() for criterion in criteria]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The release decision for one system/run; provisional until every claim is adjudicated."""
+
+    system: str
+    passed: bool
+    provisional: bool
+    results: tuple[CriterionResult, ...]
+
+    @property
+    def failed(self) -> tuple[CriterionResult, ...]:
+        return tuple(result for result in self.results if not result.passed)
+
+
+def evaluate(
+    criteria: Iterable[Criterion], claims: Iterable[ClaimLabel], *, system: str | None = None
+) -> Decision:
+    """Decide one system/run. `claims` must all come from it; `system` names it when there
+    are no claims to take the name from."""
+    claims = list(claims)
+    systems = {claim.system for claim in claims}
+    if system is not None:
+        systems.add(system)
+    if len(systems) > 1:
+        raise ValueError(
+            f"claims of several systems ({', '.join(sorted(systems))}); use evaluate_by_system"
+        )
+    results = tuple(criterion.check(claims) for criterion in criteria)
+    return Decision(
+        system=systems.pop() if systems else "",
+        passed=all(result.passed for result in results),
+        provisional=any(claim.provisional for claim in claims),
+        results=results,
+    )
+
+
+def evaluate_by_system(
+    criteria: Iterable[Criterion], claims: Iterable[ClaimLabel]
+) -> dict[str, Decision]:
+    """One decision per system/run found in `claims`, by system name."""
+    criteria = tuple(criteria)
+    by_system: dict[str, list[ClaimLabel]] = {}
+    for claim in claims:
+        by_system.setdefault(claim.system, []).append(claim)
+    return {system: evaluate(criteria, by_system[system]) for system in sorted(by_system)}

@@ -1,0 +1,293 @@
+"""Release metrics from claim labels: the supported share, ALCE citation recall and precision,
+problem counts and judgment distributions, per answer, per system/run and per set."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from statistics import fmean
+
+from audit import judgments
+
+
+@dataclass(frozen=True)
+class ClaimLabel:
+    """One claim as the metrics see it: its gold judgment where adjudicated, else the
+    provisional one (`provisional=True`), with the facts of its answer, citations and sheet.
+
+    `citations` are valid passage positions; `cited_unknown` are marker numbers that point
+    past the supplied passages; `evidence` holds the sheet's evidence sentences as
+    `(passage position, start, end)`.
+    """
+
+    claim_id: int
+    answer_id: int
+    system: str
+    judgment: str | None
+    provisional: bool = False
+    verification_worthy: bool = True
+    citations: tuple[int, ...] = ()
+    cited_unknown: tuple[int, ...] = ()
+    evidence: tuple[tuple[int, int, int], ...] = ()
+    wrong_citation_passage: int | None = None
+    ungrounded_numbers: int = 0
+    topics: frozenset[str] = frozenset()
+    uncited: bool = False
+
+    def __post_init__(self) -> None:
+        # Callers pass lists straight from JSON fields; tuples keep the label hashable, and a
+        # passage cited twice is still one citation.
+        object.__setattr__(self, "citations", tuple(dict.fromkeys(self.citations)))
+        object.__setattr__(self, "cited_unknown", tuple(dict.fromkeys(self.cited_unknown)))
+        object.__setattr__(self, "evidence", tuple(tuple(span) for span in self.evidence))
+        object.__setattr__(self, "topics", frozenset(self.topics))
+
+    @property
+    def fully_supported(self) -> bool:
+        """Supported by its own citations: judged supported and citing a supplied passage."""
+        return self.judgment == judgments.SUPPORTED and bool(self.citations)
+
+    @property
+    def is_wrong_citation(self) -> bool:
+        return self.judgment == judgments.WRONG_CITATION or self.wrong_citation_passage is not None
+
+
+@dataclass(frozen=True)
+class CitationFacts:
+    """One claim's contribution to ALCE citation recall and precision."""
+
+    recall: int | None  # None: not verification-worthy, left out of both metrics
+    citations: int  # valid citations plus cited-unknown markers
+    precise: int
+    irrelevant: tuple[int, ...]  # valid citations ALCE would call irrelevant
+
+
+def citation_facts(label: ClaimLabel) -> CitationFacts:
+    """ALCE's per-sentence facts (Gao et al. 2023, §2.3 and `eval.py`), read off the sheet.
+
+    ALCE asks an NLI model three questions; a human sheet answers them as follows:
+
+    - "The cited passages together fully support the claim" ⇔ judgment is `supported` and the
+      claim has at least one valid citation. Recall is 1 then, else 0: partially supported
+      counts 0 because ALCE's NLI is binary entailment; wrong_citation, contradicted,
+      source_inaccessible, unclear and an empty (not yet judged) label count 0 as well, and so
+      does an uncited claim (ALCE: no citations, recall 0).
+    - "Citation c supports the claim on its own" ⇔ every evidence sentence lies in passage c.
+      The evidence set is taken as minimal, so evidence spread over several passages means no
+      single one of them supports alone.
+    - "The remaining citations still fully support it" ⇔ the claim is supported and no
+      evidence sentence lies in passage c.
+    - c is irrelevant ⇔ it does not support alone and the rest still supports. With non-empty
+      evidence E this reduces to: c is precise ⇔ c carries an evidence sentence. If E has
+      sentences in c and elsewhere, c does not support alone but the rest no longer supports
+      without it; if c carries none, the rest supports and c alone cannot.
+    - A citation is precise only when its claim scores recall 1 and it is not irrelevant;
+      every citation of a claim that does not score recall 1 is imprecise (as in ALCE).
+
+    Edge cases:
+    - Supported with no evidence recorded (or only in passages the claim does not cite): the
+      sheet cannot show any citation to be irrelevant, so all valid citations count precise,
+      like ALCE's single-citation shortcut. `MetricSummary.supported_without_evidence` counts
+      these so a lead can go back to them.
+    - Cited-unknown markers cite passages nobody could read: they count as citations in the
+      precision denominator and are never precise. Recall follows the judgment on the valid
+      citations, since adding a passage never removes entailment. (ALCE's script instead
+      scores such a sentence recall 0 and leaves its citations out of precision.)
+    - Claims marked not verification-worthy are left out entirely (ALCE scores every
+      sentence, but a transition or a greeting has nothing to cite).
+    """
+    if not label.verification_worthy:
+        return CitationFacts(recall=None, citations=0, precise=0, irrelevant=())
+    total = len(label.citations) + len(label.cited_unknown)
+    if not label.fully_supported:
+        return CitationFacts(recall=0, citations=total, precise=0, irrelevant=())
+    carried = {passage for passage, _, _ in label.evidence if passage in label.citations}
+    if not carried:
+        return CitationFacts(recall=1, citations=total, precise=len(label.citations), irrelevant=())
+    irrelevant = tuple(c for c in label.citations if c not in carried)
+    return CitationFacts(recall=1, citations=total, precise=len(carried), irrelevant=irrelevant)
+
+
+def _supported_without_evidence(label: ClaimLabel) -> bool:
+    return (
+        label.verification_worthy
+        and label.fully_supported
+        and not any(passage in label.citations for passage, _, _ in label.evidence)
+    )
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """Metrics of a group of claims: one answer, one system/run, or a whole set.
+
+    `supported` of `verifiable` is "claims fully supported by their own citations: n of m".
+    Recall and precision are None when undefined: no verification-worthy claim, or no
+    citation.
+    """
+
+    scope: str  # "answer", "system" or "set"
+    key: str | int | None
+    answers: int
+    claims: int
+    supported: int
+    verifiable: int
+    citation_recall: float | None
+    citation_precision: float | None
+    citations: int
+    precise_citations: int
+    contradicted: int
+    wrong_citations: int
+    ungrounded_numbers: int
+    cited_unknown: int
+    uncited: int
+    provisional_claims: int
+    supported_without_evidence: int
+    # Derived here rather than passed in so they can never disagree with the counts, yet
+    # still show up in dataclasses.asdict for templates and JSON.
+    supported_share: float | None = field(init=False)
+    provisional: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        share = self.supported / self.verifiable if self.verifiable else None
+        object.__setattr__(self, "supported_share", share)
+        object.__setattr__(self, "provisional", self.provisional_claims > 0)
+
+    @property
+    def supported_text(self) -> str:
+        return f"{self.supported} of {self.verifiable}"
+
+
+def summarize_claims(
+    labels: Iterable[ClaimLabel], *, scope: str = "set", key: str | int | None = None
+) -> MetricSummary:
+    """Metrics of any group of claims.
+
+    The supported share pools claims: n = verification-worthy claims judged supported with a
+    valid citation, m = all verification-worthy claims, so uncited claims count against.
+    Citation recall and precision follow ALCE's averaging: recall is the mean over an
+    answer's claims, precision the share of precise citations among all of an answer's
+    citations, and a group's value is the mean over its answers. An answer without
+    citations has no precision and is left out of the group's mean (ALCE scores it 0, which
+    would charge the missing citations twice: recall already does). Counts run over all
+    claims, verification-worthy or not.
+    """
+    labels = list(labels)
+    by_answer: dict[int, list[ClaimLabel]] = {}
+    for label in labels:
+        by_answer.setdefault(label.answer_id, []).append(label)
+
+    recalls: list[float] = []
+    precisions: list[float] = []
+    citations = precise = 0
+    for answer_labels in by_answer.values():
+        facts = [citation_facts(label) for label in answer_labels]
+        scored = [f.recall for f in facts if f.recall is not None]
+        answer_citations = sum(f.citations for f in facts)
+        answer_precise = sum(f.precise for f in facts)
+        if scored:
+            recalls.append(fmean(scored))
+        if answer_citations:
+            precisions.append(answer_precise / answer_citations)
+        citations += answer_citations
+        precise += answer_precise
+
+    worthy = [label for label in labels if label.verification_worthy]
+    return MetricSummary(
+        scope=scope,
+        key=key,
+        answers=len(by_answer),
+        claims=len(labels),
+        supported=sum(label.fully_supported for label in worthy),
+        verifiable=len(worthy),
+        citation_recall=fmean(recalls) if recalls else None,
+        citation_precision=fmean(precisions) if precisions else None,
+        citations=citations,
+        precise_citations=precise,
+        contradicted=sum(label.judgment == judgments.CONTRADICTED for label in labels),
+        wrong_citations=sum(label.is_wrong_citation for label in labels),
+        ungrounded_numbers=sum(label.ungrounded_numbers for label in labels),
+        cited_unknown=sum(len(label.cited_unknown) for label in labels),
+        uncited=sum(label.uncited for label in labels),
+        provisional_claims=sum(label.provisional for label in labels),
+        supported_without_evidence=sum(_supported_without_evidence(label) for label in labels),
+    )
+
+
+@dataclass(frozen=True)
+class SetMetrics:
+    answers: dict[int, MetricSummary]  # in the order the answers first appear
+    systems: dict[str, MetricSummary]  # by system name
+    overall: MetricSummary
+
+
+def summarize(labels: Iterable[ClaimLabel]) -> SetMetrics:
+    """Per-answer, per-system and whole-set summaries of one set's claims."""
+    labels = list(labels)
+    by_answer: dict[int, list[ClaimLabel]] = {}
+    by_system: dict[str, list[ClaimLabel]] = {}
+    for label in labels:
+        by_answer.setdefault(label.answer_id, []).append(label)
+        by_system.setdefault(label.system, []).append(label)
+    return SetMetrics(
+        answers={
+            answer_id: summarize_claims(group, scope="answer", key=answer_id)
+            for answer_id, group in by_answer.items()
+        },
+        systems={
+            system: summarize_claims(by_system[system], scope="system", key=system)
+            for system in sorted(by_system)
+        },
+        overall=summarize_claims(labels, scope="set"),
+    )
+
+
+DISTRIBUTION_BUCKETS: tuple[tuple[str, str], ...] = (
+    ("supported", "Supported"),
+    ("partial", "Partially supported"),
+    ("not_supported", "Not supported"),
+    ("contradicted", "Contradicted"),
+    ("other", "Other"),
+)
+
+_BUCKET_OF: dict[str | None, str] = {
+    judgments.SUPPORTED: "supported",
+    judgments.PARTIAL: "partial",
+    judgments.NOT_SUPPORTED: "not_supported",
+    judgments.CONTRADICTED: "contradicted",
+}
+
+
+@dataclass(frozen=True)
+class JudgmentCounts:
+    """One stacked bar: "other" holds wrong citation, inaccessible, unclear and unjudged."""
+
+    supported: int = 0
+    partial: int = 0
+    not_supported: int = 0
+    contradicted: int = 0
+    other: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.supported + self.partial + self.not_supported + self.contradicted + self.other
+
+    def segments(self) -> tuple[tuple[str, str, int, float], ...]:
+        """(bucket, label, count, share of the bar), in chart order; shares 0 on an empty bar."""
+        total = self.total
+        return tuple(
+            (bucket, name, getattr(self, bucket), getattr(self, bucket) / total if total else 0.0)
+            for bucket, name in DISTRIBUTION_BUCKETS
+        )
+
+
+def judgment_distribution(labels: Iterable[ClaimLabel]) -> dict[str, JudgmentCounts]:
+    """Judgments per system, over verification-worthy claims: the same claims as the
+    denominator of the supported share, so a bar's length is m."""
+    counts: dict[str, dict[str, int]] = {}
+    for label in labels:
+        system_counts = counts.setdefault(label.system, {})
+        if not label.verification_worthy:
+            continue
+        bucket = _BUCKET_OF.get(label.judgment, "other")
+        system_counts[bucket] = system_counts.get(bucket, 0) + 1
+    return {system: JudgmentCounts(**counts[system]) for system in sorted(counts)}
