@@ -31,6 +31,12 @@ class AuditSet(models.Model):
     reviewers = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="review_sets"
     )
+    # How many reviewers judge each claim independently.
+    overlap = models.PositiveSmallIntegerField(default=2)
+    allow_reviewer_split = models.BooleanField(
+        default=False, help_text="Reviewers may split a claim into atomic facts before judging."
+    )
+    review_opened_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -158,6 +164,11 @@ class Claim(models.Model):
     # Marker numbers that point past the supplied passages; kept, never dropped.
     cited_unknown = models.JSONField(default=list, blank=True)
     is_uncited = models.BooleanField(default=False)
+    # Set on a parent when it is split into atomic claims: the split stays on record.
+    split_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    split_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["answer", "order"]
@@ -187,7 +198,7 @@ class ClaimCheck(models.Model):
         LIKELY = "likely", "Likely"
         UNKNOWN = "unknown", "Unknown"
 
-    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="check")
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="machine_check")
     matcher_version = models.CharField(max_length=40)
     label = models.CharField(max_length=10, choices=Label)
     best_score = models.FloatField(default=0.0)
@@ -246,6 +257,50 @@ class RaterLabel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rater}: {self.judgment or self.raw_label}"
+
+
+class Assignment(models.Model):
+    """A claim a reviewer has to judge; the reviewer's sheet for it may not exist yet."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="assignments")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments"
+    )
+    assigned_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["claim", "reviewer"], name="one_assignment_per_reviewer"
+            )
+        ]
+        indexes = [
+            # The reviewer's queue and home page: their assignments, claim by claim.
+            models.Index(fields=["reviewer", "claim"], name="assignment_reviewer_claim_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"claim {self.claim_id} → {self.reviewer}"
+
+
+class GuidelineFlag(models.Model):
+    """A reviewer's note that the guidelines do not settle a case; read by the set's leads."""
+
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="flags")
+    claim = models.ForeignKey(
+        Claim, null=True, blank=True, on_delete=models.SET_NULL, related_name="flags"
+    )
+    raised_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    comment = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.raised_by} on claim {self.claim_id}"
 
 
 class AuditSheet(models.Model):
