@@ -1,0 +1,578 @@
+"""How far reviewers and raters agree: κ, α, confusion, evidence overlap, matcher uptake.
+
+Plain Python over dataclasses for the agreement dashboard and the adjudication queue.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from itertools import combinations
+from typing import Literal
+
+import krippendorff
+import numpy as np
+from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
+
+from audit.judgments import CONTRADICTED, JUDGMENTS, SUPPORTED, WRONG_CITATION
+
+# The binary collapse published work reports: only a fully supported claim counts as supported.
+BINARY_NOT = "not"
+BINARY_LABELS: tuple[str, str] = (SUPPORTED, BINARY_NOT)
+
+# Labels are listed in the review page's keyboard order, so every table reads the same way;
+# codes from outside the app (imported raters) follow, alphabetically.
+_LABEL_ORDER: dict[str, int] = {code: i for i, (code, _) in enumerate(JUDGMENTS)}
+_LABEL_ORDER[BINARY_NOT] = len(_LABEL_ORDER)
+
+type _Table = dict[Hashable, dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One rater's judgment of one item (a claim id)."""
+
+    item: Hashable
+    rater: str
+    judgment: str
+
+
+@dataclass(frozen=True)
+class PairKappa:
+    rater_a: str
+    rater_b: str
+    n_items: int
+    # None when κ is undefined: both raters gave one and the same judgment to every shared
+    # item, so chance agreement is 1 and κ is 0/0.
+    kappa: float | None
+    percent: float
+
+
+@dataclass(frozen=True)
+class AgreementSummary:
+    """Everything the dashboard shows about one set of judgments, computed in one pass."""
+
+    n_items: int  # items with at least two ratings; the only ones that say anything
+    n_raters: int
+    percent: float | None
+    alpha: float | None
+    pairs: tuple[PairKappa, ...]
+
+
+@dataclass(frozen=True)
+class ConfusionMatrix:
+    """Counts of row-rater × column-rater judgments, with the items behind every cell."""
+
+    rows: str
+    cols: str
+    labels: tuple[str, ...]
+    counts: tuple[tuple[int, ...], ...]
+    items: Mapping[tuple[str, str], tuple[Hashable, ...]]
+    # Items left out because a judgment was not among `labels`.
+    unlisted: int = 0
+
+    @property
+    def n(self) -> int:
+        return sum(map(sum, self.counts))
+
+    def cell(self, row_label: str, col_label: str) -> tuple[Hashable, ...]:
+        return self.items.get((row_label, col_label), ())
+
+
+@dataclass(frozen=True)
+class LabelScore:
+    # None where sklearn would divide by zero: a label never predicted has no precision,
+    # a label absent from gold has no recall.
+    precision: float | None
+    recall: float | None
+    support: int
+
+
+@dataclass(frozen=True)
+class RaterReport:
+    """An automatic (or imported) rater against adjudicated gold, on items both labelled."""
+
+    n: int
+    accuracy: float | None
+    kappa: float | None
+    per_label: Mapping[str, LabelScore]
+    confusion: ConfusionMatrix
+    disagreements: tuple[Hashable, ...]
+
+
+@dataclass(frozen=True)
+class MatcherAcceptance:
+    """How reviewers' evidence relates to the matcher's highlights, summed over sheets.
+
+    Automation bias shows as `acceptance` near 1 with `novel_share` near 0: reviewers keep
+    what was pre-highlighted and look no further.
+    """
+
+    sheets: int
+    highlighted: int  # highlighted sentences shown, counted once per sheet
+    kept: int  # of those, chosen as evidence
+    chosen: int  # evidence sentences chosen
+    novel: int  # of those, not highlighted
+    acceptance: float | None
+    novel_share: float | None
+
+
+class Severity(IntEnum):
+    """Adjudication queue order: lower is more severe."""
+
+    CONTRADICTED_VS_SUPPORTED = 0
+    JUDGMENT = 1
+    WRONG_PASSAGE = 2
+    EVIDENCE = 3
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    severity: Severity
+    evidence_jaccard: float
+
+
+# --- Ratings in ---------------------------------------------------------------------------
+
+
+def collapse_binary(judgment: str) -> str:
+    """`supported` stays; every other judgment, partial support included, becomes `not`."""
+    return SUPPORTED if judgment == SUPPORTED else BINARY_NOT
+
+
+def _table(ratings: Iterable[Rating], *, binary: bool = False) -> _Table:
+    """item → {rater: judgment}.
+
+    A blank judgment is no judgment (an unmapped imported label) and is skipped. If a rater
+    rated an item twice the last rating wins, as a later save replaces an earlier one.
+    """
+    table: _Table = {}
+    for rating in ratings:
+        if not rating.judgment:
+            continue
+        judgment = collapse_binary(rating.judgment) if binary else rating.judgment
+        table.setdefault(rating.item, {})[rating.rater] = judgment
+    return table
+
+
+def _ordered(labels: Iterable[str]) -> tuple[str, ...]:
+    return tuple(
+        sorted(set(labels), key=lambda label: (_LABEL_ORDER.get(label, len(_LABEL_ORDER)), label))
+    )
+
+
+def _share(part: float, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def _kappa(a: np.ndarray, b: np.ndarray) -> float | None:
+    """κ of two aligned arrays of label indices; None when undefined (one shared label)."""
+    present = np.union1d(a, b)
+    if len(a) == 0 or len(present) < 2:
+        return None
+    return _finite(cohen_kappa_score(a, b, labels=present))
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Raters × items matrix of label indices, -1 where a rater did not rate an item.
+
+    Only items rated twice or more are kept: an item rated once adds no pair to any statistic.
+    """
+
+    raters: tuple[str, ...]
+    labels: tuple[str, ...]
+    values: np.ndarray
+
+
+def _grid(
+    ratings: Iterable[Rating], *, binary: bool = False, order: Sequence[str] | None = None
+) -> _Grid:
+    """One Python pass over the ratings, on `_table`'s rules; everything after it is numpy.
+
+    With `order`, label indices follow it and judgments outside it are left out.
+    """
+    latest = {(r.item, r.rater): r.judgment for r in ratings if r.judgment}
+    # Collapse and index the few distinct judgments, not the many ratings.
+    distinct = set(latest.values())
+    shown = {j: collapse_binary(j) if binary else j for j in distinct}
+    labels = tuple(order) if order is not None else _ordered(shown.values())
+    label_index = {label: i for i, label in enumerate(labels)}
+    code = {j: label_index.get(shown[j], -1) for j in distinct}
+    raters = sorted({rater for _, rater in latest})
+    rater_index = {rater: i for i, rater in enumerate(raters)}
+    item_index = {item: i for i, item in enumerate(dict.fromkeys(item for item, _ in latest))}
+    values = np.full((len(raters), len(item_index)), -1, dtype=np.intp)
+    values[
+        [rater_index[rater] for _, rater in latest],
+        [item_index[item] for item, _ in latest],
+    ] = [code[j] for j in latest.values()]
+    values = values[:, (values >= 0).sum(axis=0) >= 2]
+    active = (values >= 0).any(axis=1)
+    return _Grid(
+        raters=tuple(r for r, keep in zip(raters, active, strict=True) if keep),
+        labels=labels,
+        values=values[active],
+    )
+
+
+# --- Agreement over all raters ------------------------------------------------------------
+
+
+def _percent(grid: _Grid) -> float | None:
+    values = grid.values
+    if values.shape[1] == 0:
+        return None
+    m = (values >= 0).sum(axis=0)
+    agreeing = np.zeros(values.shape[1], dtype=np.intp)
+    for label in range(len(grid.labels)):
+        count = (values == label).sum(axis=0)
+        agreeing += count * (count - 1)
+    return float(np.mean(agreeing / (m * (m - 1))))
+
+
+def percent_agreement(ratings: Iterable[Rating], *, binary: bool = False) -> float | None:
+    """Share of agreeing rater pairs per item, averaged over items rated at least twice.
+
+    With two raters per item this is the share of items with equal judgments. None when no
+    item has two ratings.
+    """
+    return _percent(_grid(ratings, binary=binary))
+
+
+def _pairs(grid: _Grid) -> tuple[PairKappa, ...]:
+    values = grid.values
+    rated = values >= 0
+    pairs = []
+    for a, b in combinations(range(len(grid.raters)), 2):
+        shared = rated[a] & rated[b]
+        n_items = int(shared.sum())
+        if not n_items:
+            continue
+        ya, yb = values[a, shared], values[b, shared]
+        pairs.append(
+            PairKappa(
+                rater_a=grid.raters[a],
+                rater_b=grid.raters[b],
+                n_items=n_items,
+                kappa=_kappa(ya, yb),
+                percent=float(np.count_nonzero(ya == yb)) / n_items,
+            )
+        )
+    return tuple(pairs)
+
+
+def cohen_kappa_pairs(ratings: Iterable[Rating], *, binary: bool = False) -> list[PairKappa]:
+    """Cohen's κ for every pair of raters that share at least one item, names in order.
+
+    κ is None (not NaN) when undefined: every shared item got one and the same judgment
+    from both raters.
+    """
+    return list(_pairs(_grid(ratings, binary=binary)))
+
+
+def _alpha(grid: _Grid, level: Literal["nominal", "ordinal"]) -> float | None:
+    values = grid.values
+    present = np.unique(values[values >= 0])
+    # One value across every pair: expected disagreement is 0 and α is 0/0 (Krippendorff 2011).
+    if len(present) < 2:
+        return None
+    data = values.astype(float)
+    data[values < 0] = np.nan
+    # Label indices follow `order` for ordinal α, so the sorted indices are the ordered scale.
+    return _finite(
+        krippendorff.alpha(
+            reliability_data=data,
+            value_domain=present.astype(float),
+            level_of_measurement=level,
+        )
+    )
+
+
+def krippendorff_alpha(
+    ratings: Iterable[Rating],
+    level: Literal["nominal", "ordinal"] = "nominal",
+    *,
+    order: Sequence[str] | None = None,
+    binary: bool = False,
+) -> float | None:
+    """Krippendorff's α over all raters, missing ratings allowed.
+
+    None when undefined: no item rated twice, or one value across all rated pairs. Ordinal α
+    needs `order` (least to most, e.g. contradicted … supported); judgments not in it, such
+    as unclear, are left out.
+    """
+    if level == "ordinal":
+        if order is None:
+            raise ValueError("Ordinal α needs the order of the judgments on the scale.")
+        return _alpha(_grid(ratings, binary=binary, order=order), level)
+    if level != "nominal":
+        raise ValueError(f"Judgments are categories; α at level {level!r} has no meaning.")
+    return _alpha(_grid(ratings, binary=binary), level)
+
+
+def summarize(ratings: Iterable[Rating], *, binary: bool = False) -> AgreementSummary:
+    """Percent agreement, nominal α and pairwise κ from one pass over the ratings."""
+    grid = _grid(ratings, binary=binary)
+    return AgreementSummary(
+        n_items=grid.values.shape[1],
+        n_raters=len(grid.raters),
+        percent=_percent(grid),
+        alpha=_alpha(grid, "nominal"),
+        pairs=_pairs(grid),
+    )
+
+
+# --- Confusion matrices -------------------------------------------------------------------
+
+
+def _confusion(
+    triples: Iterable[tuple[Hashable, str, str]],
+    labels: Sequence[str] | None,
+    *,
+    rows: str,
+    cols: str,
+) -> ConfusionMatrix:
+    triples = list(triples)
+    if labels is None:
+        labels = _ordered(j for _, a, b in triples for j in (a, b))
+    labels = tuple(labels)
+    index = {label: i for i, label in enumerate(labels)}
+    counts = [[0] * len(labels) for _ in labels]
+    items: dict[tuple[str, str], list[Hashable]] = defaultdict(list)
+    unlisted = 0
+    for item, a, b in triples:
+        if a not in index or b not in index:
+            unlisted += 1
+            continue
+        counts[index[a]][index[b]] += 1
+        items[a, b].append(item)
+    return ConfusionMatrix(
+        rows=rows,
+        cols=cols,
+        labels=labels,
+        counts=tuple(map(tuple, counts)),
+        items={cell: tuple(found) for cell, found in items.items()},
+        unlisted=unlisted,
+    )
+
+
+def confusion(
+    ratings: Iterable[Rating],
+    rater_a: str,
+    rater_b: str,
+    labels: Sequence[str] | None = None,
+    *,
+    binary: bool = False,
+) -> ConfusionMatrix:
+    """Rows are `rater_a`'s judgments, columns `rater_b`'s, over the items both rated.
+
+    `labels` defaults to the judgments present, in keyboard order.
+    """
+    table = _table(ratings, binary=binary)
+    triples = (
+        (item, row[rater_a], row[rater_b])
+        for item, row in table.items()
+        if rater_a in row and rater_b in row
+    )
+    return _confusion(triples, labels, rows=rater_a, cols=rater_b)
+
+
+def sheet_confusion(
+    ratings: Iterable[Rating],
+    labels: Sequence[str] | None = None,
+    *,
+    order: Mapping[Hashable, tuple[str, str]] | None = None,
+    binary: bool = False,
+) -> ConfusionMatrix:
+    """First sheet × second sheet, when the two reviewers differ from claim to claim.
+
+    `order` names (first, second) for an item; any other item rated by exactly two raters
+    takes them in name order, so the same data always draws the same matrix. Items with more
+    than two raters and no `order` entry are left out: which two to compare is not ours to
+    guess.
+    """
+    order = order or {}
+    table = _table(ratings, binary=binary)
+    triples = []
+    for item, row in table.items():
+        if item in order:
+            first, second = order[item]
+            if first not in row or second not in row:
+                continue
+        elif len(row) == 2:
+            first, second = sorted(row)
+        else:
+            continue
+        triples.append((item, row[first], row[second]))
+    return _confusion(triples, labels, rows="first", cols="second")
+
+
+# --- Evidence and the matcher -------------------------------------------------------------
+
+
+def evidence_jaccard(a: frozenset[Hashable], b: frozenset[Hashable]) -> float:
+    """|a ∩ b| / |a ∪ b|; two empty sets agree completely (both found nothing to cite)."""
+    union = len(a | b)
+    return len(a & b) / union if union else 1.0
+
+
+def mean_evidence_jaccard(
+    evidence: Mapping[tuple[Hashable, str], frozenset[Hashable]],
+) -> float | None:
+    """Pairwise Jaccard of evidence sets per item, averaged over items with two or more sets.
+
+    `evidence` maps (item, rater) to the sentence keys that rater chose.
+    """
+    by_item: dict[Hashable, list[frozenset[Hashable]]] = defaultdict(list)
+    for (item, _rater), sentences in evidence.items():
+        by_item[item].append(sentences)
+    scores = [
+        evidence_jaccard(*sets)
+        if len(sets) == 2
+        else statistics.fmean(evidence_jaccard(a, b) for a, b in combinations(sets, 2))
+        for sets in by_item.values()
+        if len(sets) >= 2
+    ]
+    return statistics.fmean(scores) if scores else None
+
+
+def matcher_acceptance(
+    evidence: Mapping[tuple[Hashable, str], frozenset[Hashable]],
+    highlights: Mapping[Hashable, frozenset[Hashable]],
+) -> MatcherAcceptance:
+    """Reviewers' evidence against the matcher's pre-highlighted sentences.
+
+    Sheets on items missing from `highlights` were never shown any and are left out; an
+    item present with an empty set was shown nothing, so all its evidence is novel.
+    """
+    sheets = highlighted = kept = chosen = novel = 0
+    for (item, _rater), sentences in evidence.items():
+        if item not in highlights:
+            continue
+        shown = highlights[item]
+        sheets += 1
+        highlighted += len(shown)
+        kept += len(sentences & shown)
+        chosen += len(sentences)
+        novel += len(sentences - shown)
+    return MatcherAcceptance(
+        sheets=sheets,
+        highlighted=highlighted,
+        kept=kept,
+        chosen=chosen,
+        novel=novel,
+        acceptance=_share(kept, highlighted),
+        novel_share=_share(novel, chosen),
+    )
+
+
+# --- A rater against gold -----------------------------------------------------------------
+
+
+def rater_vs_gold(
+    predictions: Mapping[Hashable, str],
+    gold: Mapping[Hashable, str],
+    labels: Sequence[str] | None = None,
+    *,
+    binary: bool = False,
+) -> RaterReport:
+    """Accuracy, κ, per-judgment precision/recall and confusion (rows gold, columns rater).
+
+    Only items in both mappings, with non-blank judgments, count; `disagreements` lists the
+    items where the rater differs, in gold order.
+    """
+    items = [item for item, judgment in gold.items() if judgment and predictions.get(item)]
+    if binary:
+        y_true = [collapse_binary(gold[item]) for item in items]
+        y_pred = [collapse_binary(predictions[item]) for item in items]
+    else:
+        y_true = [gold[item] for item in items]
+        y_pred = [predictions[item] for item in items]
+    matrix = _confusion(zip(items, y_true, y_pred, strict=True), labels, rows="gold", cols="rater")
+    disagreements = tuple(item for item, t, p in zip(items, y_true, y_pred, strict=True) if t != p)
+    # Integer codes, as sklearn is several times slower on strings; judgments outside
+    # `labels` get codes past them, so they still count against accuracy and κ.
+    codes = {label: i for i, label in enumerate(matrix.labels)}
+    for label in _ordered(y_true + y_pred):
+        codes.setdefault(label, len(codes))
+    true = np.fromiter((codes[x] for x in y_true), dtype=np.intp, count=len(y_true))
+    pred = np.fromiter((codes[x] for x in y_pred), dtype=np.intp, count=len(y_pred))
+    per_label: dict[str, LabelScore] = {}
+    if items and matrix.labels:
+        precision, recall, _f1, support = precision_recall_fscore_support(
+            true, pred, labels=np.arange(len(matrix.labels)), zero_division=np.nan
+        )
+        for label, p, r, s in zip(matrix.labels, precision, recall, support, strict=True):
+            per_label[label] = LabelScore(precision=_finite(p), recall=_finite(r), support=int(s))
+    return RaterReport(
+        n=len(items),
+        accuracy=_share(len(items) - len(disagreements), len(items)),
+        kappa=_kappa(true, pred),
+        per_label=per_label,
+        confusion=matrix,
+        disagreements=disagreements,
+    )
+
+
+# --- Two sheets on one claim --------------------------------------------------------------
+
+
+def _same_passage(
+    judgment: str, a_wrong_passage: Hashable | None, b_wrong_passage: Hashable | None
+) -> bool:
+    # The passage is only asked for with a wrong-citation judgment; one left over on a sheet
+    # whose judgment later changed is not a disagreement.
+    return judgment != WRONG_CITATION or a_wrong_passage == b_wrong_passage
+
+
+def disagreement(
+    a_judgment: str,
+    b_judgment: str,
+    *,
+    a_wrong_passage: Hashable | None = None,
+    b_wrong_passage: Hashable | None = None,
+    a_evidence: frozenset[Hashable] = frozenset(),
+    b_evidence: frozenset[Hashable] = frozenset(),
+    jaccard_threshold: float = 1.0,
+) -> Disagreement | None:
+    """Why two submitted sheets need a lead, most severe reason first; None if they agree.
+
+    Evidence alone counts when its Jaccard falls below `jaccard_threshold`; the default 1.0
+    makes any difference count, lower values let the lead ignore small ones.
+    """
+    jaccard = evidence_jaccard(a_evidence, b_evidence)
+    if a_judgment != b_judgment:
+        if {a_judgment, b_judgment} == {CONTRADICTED, SUPPORTED}:
+            return Disagreement(Severity.CONTRADICTED_VS_SUPPORTED, jaccard)
+        return Disagreement(Severity.JUDGMENT, jaccard)
+    if not _same_passage(a_judgment, a_wrong_passage, b_wrong_passage):
+        return Disagreement(Severity.WRONG_PASSAGE, jaccard)
+    if jaccard < jaccard_threshold:
+        return Disagreement(Severity.EVIDENCE, jaccard)
+    return None
+
+
+def is_unanimous(
+    a_judgment: str,
+    b_judgment: str,
+    *,
+    a_wrong_passage: Hashable | None = None,
+    b_wrong_passage: Hashable | None = None,
+    a_evidence: frozenset[Hashable] = frozenset(),
+    b_evidence: frozenset[Hashable] = frozenset(),
+) -> bool:
+    """Same judgment, same wrong-citation passage, same evidence: gold without a lead."""
+    return (
+        a_judgment == b_judgment
+        and _same_passage(a_judgment, a_wrong_passage, b_wrong_passage)
+        and a_evidence == b_evidence
+    )
