@@ -1,13 +1,70 @@
 """BM25 over the sentences of one or more passages, with word statistics pooled per call.
 
-Each passage is indexed once (postings per term); scoring merges the passages' counts.
+Terms come from a small analyzer (stop words, light stemming); each passage is indexed once.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+# ---------------------------------------------------------------------------- analyzer
+
+# Terms: numbers stay whole ("88.9", "1,204"), words are runs of letters.
+TERM = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
+# Function words carry no evidence; "no" and "not" are kept, they can flip a claim.
+# fmt: off
+STOP_WORDS = frozenset([
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and",
+    "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between",
+    "both", "but", "by", "can", "could", "d", "did", "do", "does", "doing", "down", "during",
+    "each", "etc", "few", "for", "from", "further", "had", "has", "have", "having", "he",
+    "her", "here", "hers", "herself", "him", "himself", "his", "how", "however", "i", "if",
+    "in", "into", "is", "it", "its", "itself", "just", "ll", "m", "may", "me", "might", "more",
+    "most", "must", "my", "myself", "nor", "of", "off", "on", "once", "only", "or", "other",
+    "our", "ours", "ourselves", "out", "over", "own", "re", "s", "same", "shall", "she",
+    "should", "so", "some", "such", "t", "than", "that", "the", "their", "theirs", "them",
+    "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "under", "until", "up", "ve", "very", "was", "we", "were", "what", "when", "where",
+    "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "yourself", "yourselves",
+])
+# fmt: on
+_UNDOUBLE = frozenset("bdgmnprt")
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """A light English stemmer: plural and -ing/-ed/-ly endings, enough for overlap counting."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if word[-1] == word[-2] and word[-1] in _UNDOUBLE:
+                word = word[:-1]
+            break
+    # "use", "used", "using" and "uses" all meet at "us".
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def terms(folded: str) -> list[str]:
+    """Index terms of already case-folded text: stop words dropped, the rest stemmed."""
+    return [stem(w) for w in TERM.findall(folded) if w not in STOP_WORDS]
+
+
+# ---------------------------------------------------------------------------- index
 
 
 @dataclass(frozen=True, eq=False)
@@ -17,9 +74,8 @@ class SentenceIndex:
     Compared by identity: it is a cache attached to a prepared passage.
     """
 
-    postings: dict[str, tuple[tuple[int, int], ...]]  # term -> ((sentence, tf), ...)
+    postings: dict[str, list[tuple[int, int]]]  # term -> [(sentence, tf), ...]
     lengths: tuple[int, ...]  # terms per sentence, stop words excluded
-    terms: tuple[frozenset[str], ...]  # distinct terms per sentence
 
     @property
     def size(self) -> int:
@@ -38,11 +94,7 @@ def build_index(sentence_terms: Sequence[Sequence[str]]) -> SentenceIndex:
                 postings[term] = [(i, tf)]
             else:
                 bucket.append((i, tf))
-    return SentenceIndex(
-        postings={t: tuple(p) for t, p in postings.items()},
-        lengths=tuple(len(t) for t in sentence_terms),
-        terms=tuple(frozenset(t) for t in sentence_terms),
-    )
+    return SentenceIndex(postings=postings, lengths=tuple(len(t) for t in sentence_terms))
 
 
 def pooled_idf(terms: Sequence[str], indexes: Sequence[SentenceIndex]) -> dict[str, float]:

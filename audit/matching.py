@@ -8,12 +8,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property
 from typing import Literal
 
 from rapidfuzz import fuzz
 
-from audit.bm25 import SentenceIndex, bm25_scores, build_index, pooled_idf
+from audit.bm25 import (
+    STOP_WORDS,
+    TERM,
+    SentenceIndex,
+    bm25_scores,
+    build_index,
+    pooled_idf,
+    stem,
+    terms,
+)
 from audit.sentences import sentence_spans
 
 __all__ = [
@@ -39,10 +48,12 @@ MATCHER_VERSION = "2026.11-1"
 
 TrustLabel = Literal["verified", "likely", "unknown"]
 
-# Thresholds on ClaimChecks.best_score (see trust_label for what they mean and why).
+# Thresholds on ClaimChecks.best_score, the share of the claim's content words found in one
+# cited sentence with its better neighbour (see trust_label for why these values).
 VERIFIED_MIN_SCORE = 0.75
-LIKELY_MIN_SCORE = 0.45
-# An uncited passage must beat the cited ones by this much to be called the right source.
+LIKELY_MIN_SCORE = 0.5
+# An uncited passage must cover this much more of the claim to be called the right source:
+# one or two extra words of a ten-word claim are noise, not a misattribution.
 WRONG_CITATION_MARGIN = 0.2
 
 # ---------------------------------------------------------------------------- folding
@@ -50,14 +61,12 @@ WRONG_CITATION_MARGIN = 0.2
 _SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u2035"
 _DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036"
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
-_FOLD_TABLE = str.maketrans(
-    {
-        **dict.fromkeys(map(ord, _SINGLE_QUOTES), "'"),
-        **dict.fromkeys(map(ord, _DOUBLE_QUOTES), '"'),
-        **dict.fromkeys(map(ord, _DASHES), "-"),
-    }
+# str.replace per character is ~100x faster than str.translate on long texts.
+_REPLACEMENTS = (
+    *((c, "'") for c in _SINGLE_QUOTES),
+    *((c, '"') for c in _DOUBLE_QUOTES),
+    *((c, "-") for c in _DASHES),
 )
-_WHITESPACE = re.compile(r"\s+")
 
 
 def fold(text: str) -> str:
@@ -66,7 +75,12 @@ def fold(text: str) -> str:
     casefold() rather than lower(): lower() turns a final sigma into a different letter
     depending on what follows, so a quote cut from a word could fold unlike its source.
     """
-    return _WHITESPACE.sub(" ", text.translate(_FOLD_TABLE)).casefold().strip()
+    if not text.isascii():
+        for char, plain in _REPLACEMENTS:
+            if char in text:
+                text = text.replace(char, plain)
+    # str.split() splits on the same Unicode whitespace as \s (NBSP, thin and narrow spaces).
+    return " ".join(text.split()).casefold()
 
 
 # ---------------------------------------------------------------------------- quotes
@@ -93,7 +107,8 @@ def verify_quote(span: str, source: str | PreparedPassage) -> QuoteCheck:
     at word boundaries. Otherwise match is the share of the span's words in the longest run
     of consecutive span words that appears as consecutive whole words of the source.
     """
-    folded_source = source.folded if isinstance(source, PreparedPassage) else fold(source)
+    prepared = source if isinstance(source, PreparedPassage) else None
+    folded_source = prepared.folded if prepared else fold(str(source))
     needle = _trim_quote(fold(span))
     if not needle or not folded_source:
         return QuoteCheck(verified=None, match=None)
@@ -102,8 +117,10 @@ def verify_quote(span: str, source: str | PreparedPassage) -> QuoteCheck:
     words = _WORD.findall(needle)
     if not words:
         return QuoteCheck(verified=False, match=0.0)
-    run = _longest_word_run(words, _WORD.findall(folded_source))
-    return QuoteCheck(verified=False, match=round(run / len(words), 3))
+    positions = prepared.word_positions if prepared else _word_positions(folded_source)
+    return QuoteCheck(
+        verified=False, match=round(_longest_word_run(words, positions) / len(words), 3)
+    )
 
 
 def _trim_quote(span: str) -> str:
@@ -140,20 +157,30 @@ def _occurs_between_word_boundaries(needle: str, haystack: str) -> bool:
     return False
 
 
-def _longest_word_run(words: Sequence[str], source_words: Sequence[str]) -> int:
-    """Length of the longest run of consecutive words that also appear consecutively in source."""
+def _word_positions(folded: str) -> dict[str, list[int]]:
     positions: dict[str, list[int]] = {}
-    for i, word in enumerate(words):
-        positions.setdefault(word, []).append(i)
+    for i, word in enumerate(_WORD.findall(folded)):
+        bucket = positions.get(word)
+        if bucket is None:
+            positions[word] = [i]
+        else:
+            bucket.append(i)
+    return positions
+
+
+def _longest_word_run(words: Sequence[str], source: dict[str, list[int]]) -> int:
+    """Length of the longest run of consecutive words that also appear consecutively in source.
+
+    source maps each source word to its positions; run lengths are carried from one span
+    word to the next by position, so the cost is the number of occurrences, not the length
+    of the source.
+    """
     best = 0
     previous: dict[int, int] = {}
-    for word in source_words:
-        indices = positions.get(word)
-        if indices is None:
-            previous = {}
-            continue
-        current = {i: previous.get(i - 1, 0) + 1 for i in indices}
-        best = max(best, max(current.values()))
+    for word in words:
+        current = {p: previous.get(p - 1, 0) + 1 for p in source.get(word, ())}
+        if current:
+            best = max(best, max(current.values()))
         previous = current
     return best
 
@@ -200,40 +227,6 @@ def _evidence_numbers(evidence: Sequence[str | PreparedPassage]) -> frozenset[st
 
 # ---------------------------------------------------------------------------- terms
 
-_TERM = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
-_STOP_WORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "nor", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll", "m", "re", "ve", "may", "might", "must", "shall", "however", "etc"]
-)
-_UNDOUBLE = frozenset("bdgmnprt")
-
-
-@lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
-    """A light English stemmer: plural and -ing/-ed/-ly endings, enough for overlap counting."""
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ing", "ed", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            if word[-1] == word[-2] and word[-1] in _UNDOUBLE:
-                word = word[:-1]
-            break
-    # "use", "used", "using" and "uses" all meet at "us".
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    return word
-
-
-def _terms(folded: str) -> list[str]:
-    return [_stem(w) for w in _TERM.findall(folded) if w not in _STOP_WORDS]
-
-
 # ---------------------------------------------------------------------------- passages
 
 
@@ -241,28 +234,48 @@ def _terms(folded: str) -> list[str]:
 class PreparedPassage:
     """A passage split, folded and indexed once, to be checked against many claims.
 
-    Compared by identity: it is a cache of work done on `text`.
+    Compared by identity: it is a cache of work done on `text`. What only quote checks
+    need is computed on first use and kept.
     """
 
     text: str
     spans: tuple[tuple[int, int], ...]  # sentence offsets into text
-    sentences: tuple[str, ...]  # folded sentence texts
-    folded: str  # the whole text folded, for quote checks
     numbers: frozenset[str]  # number tokens, citation markers removed
     index: SentenceIndex
+
+    @cached_property
+    def folded(self) -> str:
+        return fold(self.text)
+
+    @cached_property
+    def word_positions(self) -> dict[str, list[int]]:
+        return _word_positions(self.folded)
+
+    @cached_property
+    def sentences(self) -> tuple[str, ...]:
+        """Folded sentence texts."""
+        return tuple(fold(self.text[start:end]) for start, end in self.spans)
+
+    def sentence(self, i: int) -> str:
+        start, end = self.spans[i]
+        return fold(self.text[start:end])
 
 
 def prepare_passage(text: str) -> PreparedPassage:
     text = text or ""
     spans = tuple(sentence_spans(text))
-    sentences = tuple(fold(text[start:end]) for start, end in spans)
+    lowered = text.casefold()
+    if len(lowered) == len(text):
+        # Terms ignore quotes, dashes and spacing, so case folding the whole text once is
+        # enough, and the sentence offsets still apply to it.
+        raw = [TERM.findall(lowered, start, end) for start, end in spans]
+    else:
+        raw = [TERM.findall(text[start:end].casefold()) for start, end in spans]
     return PreparedPassage(
         text=text,
         spans=spans,
-        sentences=sentences,
-        folded=fold(text),
         numbers=frozenset(_number_tokens(text)),
-        index=build_index([_terms(s) for s in sentences]),
+        index=build_index([[stem(w) for w in words if w not in STOP_WORDS] for words in raw]),
     )
 
 
@@ -278,24 +291,33 @@ class Highlight:
     passage: int  # index into the passages given to the call
     start: int  # character offsets into that passage's text
     end: int
-    score: float  # 0..1, comparable across calls
+    # Ranking score 0..1: BM25 divided by the claim's total IDF, so 1 means every claim
+    # word once in a sentence of average length (find_wrong_citation: the support share).
+    score: float
 
 
 @dataclass(frozen=True)
 class RankWeights:
-    """Weights of the bounded score components; they sum to 1 so a score stays in 0..1.
+    """Weights of the bounded parts of a sentence's own score; they sum to 1, so it is in 0..1.
 
-    Tuned on half of the evaluation data (bench/eval_ranking.py) and reported on the other.
+    Chosen on half of the evaluation data (bench/eval_ranking.py --tune) and reported on the
+    other. The optimum is flat: adding rapidfuzz or the context share moved nothing beyond
+    one standard error, so the simplest setting there (BM25 plus neighbours) is the default
+    and the other parts stay available at weight 0.
     """
 
-    bm25: float = 0.35
-    coverage: float = 0.2
-    context: float = 0.15
-    fuzz: float = 0.3
+    bm25: float = 1.0  # BM25 over the call's sentences, divided by the claim's total IDF
+    context: float = 0.0  # IDF share of claim words in the sentence plus its best neighbour
+    fuzz: float = 0.0  # rapidfuzz token_set_ratio of claim and sentence
     k1: float = 1.2
     b: float = 0.75
     # Sentences (best lexical first) that also get the slower rapidfuzz comparison.
     fuzz_candidates: int = 40
+    # After the first `head` places, a sentence also earns this share of its best
+    # neighbour's score: minimal evidence is often a match plus the sentence that gives it
+    # its subject (a heading; "By law, X is authorized to protect:" and the list after it).
+    neighbour: float = 1.0
+    head: int = 3
 
 
 DEFAULT_WEIGHTS = RankWeights()
@@ -309,14 +331,15 @@ class _Query:
 
 def _query(claim: str) -> _Query:
     folded = fold(_without_markers(claim))
-    return _Query(folded=folded, terms=tuple(dict.fromkeys(_terms(folded))))
+    return _Query(folded=folded, terms=tuple(dict.fromkeys(terms(folded))))
 
 
 @dataclass(frozen=True)
 class _Scored:
     passage: int
     sentence: int
-    score: float
+    score: float  # ranking score, 0..1
+    support: float = 0.0  # share of claim terms in the sentence and its best neighbour
 
 
 def _score_sentences(
@@ -326,8 +349,9 @@ def _score_sentences(
 ) -> list[_Scored]:
     """Score every sentence sharing a term with the claim; best first.
 
-    Each component is bounded by 1 and normalised by the claim's own total term weight,
-    so a score means the same for a 5-sentence passage and a 3,000-sentence document.
+    Ranking scores are bounded by 1 through the claim's own total IDF. The support share
+    (for labels) counts claim words, not their IDF, so it means the same for a 5-sentence
+    passage and a 3,000-sentence document.
     """
     indexes = [p.index for p in passages]
     sentence_count = sum(index.size for index in indexes)
@@ -346,39 +370,79 @@ def _score_sentences(
             mask_weight[mask] = cached
         return cached
 
+    term_count = len(idf)
     lexical: list[tuple[float, int, int, float]] = []
     for p, index in enumerate(indexes):
         scores, masks = bm25_scores(idf, index, avgdl, k1=weights.k1, b=weights.b)
         for s, raw in scores.items():
             mask = masks[s]
-            coverage = weight_of(mask)
-            context = max(
-                weight_of(mask | masks.get(s - 1, 0)), weight_of(mask | masks.get(s + 1, 0))
-            )
-            value = (
-                weights.bm25 * min(1.0, raw / total)
-                + weights.coverage * coverage
-                + weights.context * context
-            )
-            lexical.append((value, p, s, value))
+            before, after = mask | masks.get(s - 1, 0), mask | masks.get(s + 1, 0)
+            context = max(weight_of(before), weight_of(after)) if weights.context else 0.0
+            support = max(before.bit_count(), after.bit_count()) / term_count
+            value = weights.bm25 * min(1.0, raw / total) + weights.context * context
+            lexical.append((value, p, s, support))
     lexical.sort(key=lambda item: (-item[0], item[1], item[2]))
     scored: list[_Scored] = []
-    for rank, (value, p, s, _) in enumerate(lexical):
+    for rank, (value, p, s, support) in enumerate(lexical):
         if weights.fuzz and rank < weights.fuzz_candidates:
-            value += (
-                weights.fuzz * fuzz.token_set_ratio(query.folded, passages[p].sentences[s]) / 100
-            )
-        scored.append(_Scored(passage=p, sentence=s, score=value))
+            sentence = passages[p].sentence(s)
+            value += weights.fuzz * fuzz.token_set_ratio(query.folded, sentence) / 100
+        scored.append(_Scored(passage=p, sentence=s, score=value, support=support))
     scored.sort(key=lambda item: (-item.score, item.passage, item.sentence))
-    # Pages repeat themselves (pull quotes, a passage cited twice): show a sentence once.
+    return scored
+
+
+def _select(
+    scored: list[_Scored],
+    passages: Sequence[PreparedPassage],
+    k: int,
+    weights: RankWeights = DEFAULT_WEIGHTS,
+) -> list[_Scored]:
+    """The k places: the best own scores first, then sentences helped by a strong neighbour.
+
+    The first places stay purely on a sentence's own score, so a lone best match is never
+    pushed out by context; later places favour the sentence next to a strong match, which is
+    how minimal evidence sets look (the match and the sentence that gives it its subject).
+    A sentence repeated in the passages (pull quotes, a passage cited twice) is shown once.
+    """
+    k = max(0, k)
+    chosen: list[_Scored] = []
     seen: set[str] = set()
-    distinct: list[_Scored] = []
+
+    def take(item: _Scored) -> None:
+        key = passages[item.passage].sentence(item.sentence)
+        if key not in seen:
+            seen.add(key)
+            chosen.append(item)
+
+    head = min(k, weights.head) if weights.neighbour else k
     for item in scored:
-        sentence = passages[item.passage].sentences[item.sentence]
-        if sentence not in seen:
-            seen.add(sentence)
-            distinct.append(item)
-    return distinct
+        if len(chosen) >= head:
+            break
+        take(item)
+    if len(chosen) >= k:
+        return chosen
+    by_place = {(i.passage, i.sentence): i for i in scored}
+
+    def own(p: int, s: int) -> float:
+        item = by_place.get((p, s))
+        return item.score if item else 0.0
+
+    # Only the strongest sentences can lend a neighbour enough to matter.
+    candidates: set[tuple[int, int]] = set()
+    for item in scored[:50]:
+        p, s = item.passage, item.sentence
+        candidates.update((p, n) for n in (s - 1, s, s + 1) if 0 <= n < len(passages[p].spans))
+    candidates -= {(i.passage, i.sentence) for i in chosen}
+    joint = sorted(
+        (-(own(p, s) + weights.neighbour * max(own(p, s - 1), own(p, s + 1))), p, s)
+        for p, s in candidates
+    )
+    for _, p, s in joint:
+        if len(chosen) >= k:
+            break
+        take(by_place.get((p, s)) or _Scored(passage=p, sentence=s, score=0.0))
+    return chosen
 
 
 def _highlight(item: _Scored, passages: Sequence[PreparedPassage], passage: int) -> Highlight:
@@ -389,13 +453,15 @@ def _highlight(item: _Scored, passages: Sequence[PreparedPassage], passage: int)
 def rank_sentences(
     claim: str, passages: Sequence[str | PreparedPassage], k: int = 3
 ) -> list[Highlight]:
-    """The k source sentences that best match the claim, across all passages, best first.
+    """The k source sentences that best support the claim, across all passages.
 
-    Only sentences sharing at least one content word with the claim are returned.
+    The first three are the best by their own score (0..1, comparable across calls), best
+    first; any later places go to sentences next to a strong match (see _select), carrying
+    their own, possibly lower, score. Highlight.passage indexes `passages`.
     """
     prepared = _prepared(passages)
     scored = _score_sentences(_query(claim), prepared)
-    return [_highlight(item, prepared, item.passage) for item in scored[: max(0, k)]]
+    return [_highlight(i, prepared, i.passage) for i in _select(scored, prepared, k)]
 
 
 def find_wrong_citation(
@@ -416,16 +482,21 @@ def _wrong_citation(
 ) -> Highlight | None:
     if not uncited:
         return None
-    scored = _score_sentences(query, [*cited, *uncited])
-    best_cited = next((i.score for i in scored if i.passage < len(cited)), 0.0)
-    best_uncited = next((i for i in scored if i.passage >= len(cited)), None)
-    if best_uncited is None:
+    passages = [*cited, *uncited]
+    scored = _score_sentences(query, passages)
+    best_cited = max((i.support for i in scored if i.passage < len(cited)), default=0.0)
+    # The best-ranked sentence among those with the strongest support.
+    best = max(
+        (i for i in scored if i.passage >= len(cited)), key=lambda i: i.support, default=None
+    )
+    if best is None or best.support < LIKELY_MIN_SCORE:
         return None
-    if best_uncited.score < LIKELY_MIN_SCORE:
+    if best.support - best_cited < WRONG_CITATION_MARGIN:
         return None
-    if best_uncited.score - best_cited < WRONG_CITATION_MARGIN:
-        return None
-    return _highlight(best_uncited, [*cited, *uncited], best_uncited.passage - len(cited))
+    start, end = passages[best.passage].spans[best.sentence]
+    return Highlight(
+        passage=best.passage - len(cited), start=start, end=end, score=round(best.support, 4)
+    )
 
 
 # ---------------------------------------------------------------------------- labels
@@ -440,11 +511,17 @@ def trust_label(
 ) -> TrustLabel:
     """The machine's label for a claim, from provenance and string checks only.
 
-    - "verified": the claim cites only existing passages, its best cited match scores at
-      least VERIFIED_MIN_SCORE and every number of the claim occurs in the cited passages.
-    - "likely": cited, no ungrounded number, best match at least LIKELY_MIN_SCORE.
+    - "verified": the claim cites only existing passages, at least three quarters of its
+      content words (VERIFIED_MIN_SCORE) occur in one cited sentence with its neighbour,
+      and every number of the claim occurs in the cited passages.
+    - "likely": cited, no ungrounded number, at least half of the content words.
     - "unknown": everything else: uncited, citing a passage that does not exist, a number
       not found in the cited passages, or a weak match.
+
+    Why these values (bench/calibrate_trust.py, 2,111 label-balanced AttributionBench
+    claims): 85% of "verified" claims are human-labelled attributable against 51% overall,
+    "likely" 55%, "unknown" 19%. Word overlap cannot see negation or a changed relation,
+    so "verified" means "the words are there", and a reviewer still reads it.
     """
     if not cited or has_unknown_citation or ungrounded:
         return "unknown"
@@ -459,7 +536,7 @@ def trust_label(
 class ClaimChecks:
     label: TrustLabel
     highlights: tuple[Highlight, ...]  # best sentences of the cited passages (index into cited)
-    best_score: float  # 0..1 strength of the best cited match
+    best_score: float  # share of claim content words in one cited sentence + neighbour
     numbers: tuple[tuple[str, bool], ...]  # each number token of the claim, grounded?
     ungrounded: tuple[str, ...]
     wrong_citation: Highlight | None  # passage is an index into uncited
@@ -478,8 +555,10 @@ def check_claim(
     uncited_prepared = _prepared(uncited)
     query = _query(claim)
     scored = _score_sentences(query, cited_prepared)
-    highlights = tuple(_highlight(i, cited_prepared, i.passage) for i in scored[: max(0, k)])
-    best_score = round(min(1.0, scored[0].score), 4) if scored else 0.0
+    highlights = tuple(
+        _highlight(i, cited_prepared, i.passage) for i in _select(scored, cited_prepared, k)
+    )
+    best_score = round(max((i.support for i in scored), default=0.0), 4)
     available = _evidence_numbers(cited_prepared)
     numbers = tuple((n, n in available) for n in _number_tokens(claim))
     ungrounded = tuple(dict.fromkeys(n for n, grounded in numbers if not grounded))

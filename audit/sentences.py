@@ -10,7 +10,83 @@ import re
 # Titles and Latin/reference abbreviations that are practically never the end of a
 # sentence: no split after them, whatever follows.
 _NEVER_FINAL = frozenset(
-    ["mr", "mrs", "ms", "mx", "dr", "prof", "sr", "jr", "st", "mt", "ft", "gen", "sen", "rep", "gov", "capt", "lt", "col", "sgt", "maj", "cmdr", "adm", "rev", "hon", "pres", "supt", "insp", "e.g", "i.e", "cf", "vs", "viz", "al", "fig", "figs", "eq", "eqs", "ref", "refs", "vol", "vols", "pp", "ch", "sec", "chap", "art", "approx", "ca", "est", "dept", "univ", "assn", "bros", "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k", "u.n", "u.s.a", "e.u", "no", "nos", "nr", "op"]
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "mx",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "mt",
+        "ft",
+        "gen",
+        "sen",
+        "rep",
+        "gov",
+        "capt",
+        "lt",
+        "col",
+        "sgt",
+        "maj",
+        "cmdr",
+        "adm",
+        "rev",
+        "hon",
+        "pres",
+        "supt",
+        "insp",
+        "e.g",
+        "i.e",
+        "cf",
+        "vs",
+        "viz",
+        "al",
+        "fig",
+        "figs",
+        "eq",
+        "eqs",
+        "ref",
+        "refs",
+        "vol",
+        "vols",
+        "pp",
+        "ch",
+        "sec",
+        "chap",
+        "art",
+        "approx",
+        "ca",
+        "est",
+        "dept",
+        "univ",
+        "assn",
+        "bros",
+        "corp",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "u.s",
+        "u.k",
+        "u.n",
+        "u.s.a",
+        "e.u",
+        "no",
+        "nos",
+        "nr",
+        "op",
+    ]
 )
 _ONLY_BEFORE_DIGIT = frozenset({"no", "nos", "nr", "op", "vol", "pp", "fig", "figs", "eq", "ch"})
 
@@ -55,6 +131,9 @@ def _is_boundary(text: str, start: int, term_start: int, end: int, n: int) -> bo
         return False
     if text[term_start] != ".":
         return True
+    if text.startswith("....", term_start):
+        # Dot leaders of a table of contents ("Doubling ....... 185") join, not end.
+        return False
     # The word right before the full stop, from the last whitespace.
     word_start = max(
         start, text.rfind(" ", start, term_start) + 1, text.rfind("\n", start, term_start) + 1
@@ -71,10 +150,8 @@ def _is_boundary(text: str, start: int, term_start: int, end: int, n: int) -> bo
     if "." in word and len(word) <= 8 and any(c.isupper() for c in text[word_start:term_start]):
         # Dotted acronyms ("G.I. Joe", "37 C.F.R. 1.130") are names, not sentence ends.
         return False
-    if word.isdigit() and len(word) <= 3 and not text[start:word_start].strip():
-        # "1. Public ownership": an enumeration marker at the start of a sentence.
-        return False
-    return True
+    # "1. Public ownership": an enumeration marker at the start of a sentence.
+    return not (word.isdigit() and len(word) <= 3 and not text[start:word_start].strip())
 
 
 def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:

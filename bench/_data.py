@@ -1,4 +1,4 @@
-"""Shared loaders for the bench scripts: real passages and claims from /work/shared/datasets.
+"""Shared loaders for the bench scripts: real passages and claims from ../shared/datasets.
 
 Nothing here is imported by the app; the bench scripts run offline on the copied datasets.
 """
@@ -9,7 +9,8 @@ import json
 import re
 from pathlib import Path
 
-DATASETS = Path("/work/shared/datasets")
+# shared/ sits beside the repository, on developers' machines and in CI alike.
+DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 _EVIDENCE = re.compile(r"^\s*(?:\[\d+\]\s*)?(\S+)\s*(.*)$", re.S)
 
 

@@ -112,7 +112,8 @@ def main() -> None:
     texts = real_passages()
     words = sum(len(t.split()) for t in texts)
     print(
-        f"{len(texts)} distinct real passages, {words:,} words (ExpertQA evidence + AttributionBench references)"
+        f"{len(texts)} distinct real passages, {words:,} words "
+        "(ExpertQA evidence + AttributionBench references)"
     )
     reference = [pysbd_spans(t) for t in texts]
     rows = [("regex (audit.sentences)", sentence_spans)]
