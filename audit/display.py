@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import markdown
+import nh3
+from django.utils.safestring import SafeString, mark_safe
+
 from audit import claims as claim_parsing
 from audit import matching
 from audit.models import Answer, Claim, Passage
@@ -113,3 +117,17 @@ def passage_views(
 def excerpt(text: str, start: int, end: int, limit: int = 300) -> str:
     piece = text[start:end]
     return piece if len(piece) <= limit else piece[: limit - 1] + "…"
+
+
+# Guidelines are Markdown written by a lead; the rendered HTML is still sanitised, because a
+# set's guidelines may come from anyone who can create a set.
+GUIDELINE_TAGS = {
+    "a", "p", "ul", "ol", "li", "em", "strong", "code", "pre", "blockquote",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "br", "table", "thead", "tbody", "tr", "th", "td",
+}  # fmt: skip
+
+
+def guidelines_html(text: str) -> SafeString:
+    """A set's Markdown guidelines as sanitised HTML, the only HTML the templates trust."""
+    html = markdown.markdown(text, extensions=["tables"], output_format="html")
+    return mark_safe(nh3.clean(html, tags=GUIDELINE_TAGS, link_rel="noopener noreferrer"))

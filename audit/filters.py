@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import django_filters
+from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
 
-from audit.models import Answer, AuditSet
+from audit import selectors
+from audit.models import Answer, AuditSet, Claim, ClaimCheck
 
 
 class AuditSetFilter(django_filters.FilterSet):
@@ -29,3 +32,42 @@ class AnswerFilter(django_filters.FilterSet):
     def __init__(self, *args, systems: list[str] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.filters["system"].extra["choices"] = [(s, s) for s in systems or []]
+
+
+class ClaimReviewFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(
+        choices=selectors.ClaimStatus.CHOICES, empty_label="any status", label="Status"
+    )
+    reviewer = django_filters.ModelChoiceFilter(
+        queryset=None, method="filter_reviewer", empty_label="any reviewer", label="Reviewer"
+    )
+    label = django_filters.ChoiceFilter(
+        choices=ClaimCheck.Label.choices, empty_label="any machine label", label="Machine label"
+    )
+    system = django_filters.ChoiceFilter(
+        field_name="answer__system", choices=[], empty_label="any system", label="System"
+    )
+    text = django_filters.CharFilter(field_name="text", lookup_expr="icontains", label="Claim")
+
+    class Meta:
+        model = Claim
+        fields = ["status", "reviewer", "label", "system", "text"]
+
+    def __init__(self, *args, audit_set: AuditSet, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.filters["reviewer"].queryset = (
+            get_user_model()
+            .objects.filter(assignments__claim__answer__audit_set=audit_set)
+            .distinct()
+            .order_by("username")
+        )
+        systems = (
+            Answer.objects.filter(audit_set=audit_set)
+            .order_by("system")
+            .values_list("system", flat=True)
+            .distinct()
+        )
+        self.filters["system"].extra["choices"] = [(s, s) for s in systems]
+
+    def filter_reviewer(self, queryset: QuerySet[Claim], name: str, value) -> QuerySet[Claim]:
+        return queryset.filter(assignments__reviewer=value)

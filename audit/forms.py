@@ -1,10 +1,15 @@
-"""Forms for the lead's pages: creating sets and uploading answer files."""
+"""Forms: creating sets and uploading answer files, the review sheet, opening a set for
+review, replacing a reviewer, and splitting a claim into atomic facts."""
 
 from __future__ import annotations
 
 from django import forms
+from django.contrib.auth import get_user_model
 
+from audit import claims as claim_parsing
+from audit import judgments, selectors
 from audit.models import AuditSet
+from audit.services.review import AtomicPart, EvidenceRef, SheetData
 
 FORMATS = ("native", "alce", "ragas", "expertqa")
 
@@ -24,7 +29,8 @@ class ImportForm(forms.Form):
         queryset=AuditSet.objects.all(), required=False, label="Into set", empty_label="(new set)"
     )
     new_set_name = forms.CharField(max_length=200, required=False, label="New set name")
-    file = forms.FileField()
+    # Empty files reach the parser, whose error names the file.
+    file = forms.FileField(allow_empty_file=True)
     format = forms.ChoiceField(
         choices=[("auto", "Detect")] + [(f, f) for f in FORMATS], initial="auto"
     )
@@ -39,3 +45,143 @@ class ImportForm(forms.Form):
             self.add_error("new_set_name", "A set with this name exists; choose it above.")
         cleaned["new_set_name"] = name
         return cleaned
+
+
+# ------------------------------------------------------------------------------ review
+
+
+class EvidenceField(forms.Field):
+    """Evidence sentences posted as repeated "passage:start:end" values."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value) -> tuple[EvidenceRef, ...]:
+        refs = []
+        for item in value or ():
+            try:
+                passage, start, end = (int(part) for part in str(item).split(":"))
+            except ValueError:
+                raise forms.ValidationError(f"Not an evidence span: {item!r}.") from None
+            refs.append(EvidenceRef(passage=passage, start=start, end=end))
+        return tuple(refs)
+
+
+class SheetForm(forms.Form):
+    """What the review page posts, on every autosave and on submit."""
+
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    judgment = forms.ChoiceField(
+        choices=[("", "—"), *judgments.JUDGMENTS], required=False, widget=forms.RadioSelect
+    )
+    evidence = EvidenceField(required=False)
+    wrong_citation_passage = forms.TypedChoiceField(
+        coerce=int, empty_value=None, required=False, label="Passage that does support it"
+    )
+    verification_worthy = forms.BooleanField(required=False, label="Worth verifying")
+    unsupported_assertions = forms.CharField(
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Unsupported assertions",
+        help_text="One per line: words of the claim that no evidence supports.",
+    )
+    notes = forms.CharField(
+        required=False, max_length=10000, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    active_seconds = forms.IntegerField(
+        required=False, min_value=0, max_value=24 * 3600, widget=forms.HiddenInput
+    )
+
+    def __init__(self, *args, passage_positions: list[int] = (), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["wrong_citation_passage"].choices = [("", "—")] + [
+            (n, f"[{n}]") for n in passage_positions
+        ]
+
+    def sheet_data(self) -> SheetData:
+        data = self.cleaned_data
+        return SheetData(
+            judgment=data["judgment"],
+            evidence=data["evidence"],
+            wrong_citation_passage=data["wrong_citation_passage"],
+            verification_worthy=data["verification_worthy"],
+            unsupported_assertions=tuple(data["unsupported_assertions"].splitlines()),
+            notes=data["notes"],
+        )
+
+
+class FlagForm(forms.Form):
+    flag_comment = forms.CharField(
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="What should the guidelines settle?",
+    )
+
+
+class ReviewOpenForm(forms.Form):
+    reviewers = forms.ModelMultipleChoiceField(
+        queryset=None, widget=forms.CheckboxSelectMultiple, label="Reviewers"
+    )
+    overlap = forms.IntegerField(
+        min_value=1, max_value=5, initial=2, help_text="Reviewers who judge each claim."
+    )
+    allow_reviewer_split = forms.BooleanField(
+        required=False, label="Reviewers may split claims into atomic facts before judging"
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["reviewers"].queryset = selectors.review_candidates()
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        chosen, overlap = cleaned.get("reviewers"), cleaned.get("overlap")
+        if chosen is not None and overlap is not None and len(chosen) < overlap:
+            raise forms.ValidationError(
+                f"An overlap of {overlap} needs at least {overlap} reviewers."
+            )
+        return cleaned
+
+
+class ReviewerReplaceForm(forms.Form):
+    leaving = forms.ModelChoiceField(queryset=None, label="Reviewer who left")
+    joining = forms.ModelChoiceField(queryset=None, label="Hand their open claims to")
+
+    def __init__(self, *args, audit_set: AuditSet, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        users = get_user_model().objects.order_by("username")
+        self.fields["leaving"].queryset = users.filter(
+            assignments__claim__answer__audit_set=audit_set
+        ).distinct()
+        self.fields["joining"].queryset = selectors.review_candidates()
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if cleaned.get("leaving") and cleaned.get("leaving") == cleaned.get("joining"):
+            raise forms.ValidationError("Choose two different reviewers.")
+        return cleaned
+
+
+class ClaimSplitForm(forms.Form):
+    parts = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        label="Atomic facts, one per line",
+        help_text=(
+            "Each line becomes a claim judged on its own. It keeps the claim's citations; "
+            "end a line with markers such as [2] to cite other passages instead."
+        ),
+        max_length=10000,
+    )
+
+    def clean_parts(self) -> list[AtomicPart]:
+        parts = []
+        for line in self.cleaned_data["parts"].splitlines():
+            markers = claim_parsing.find_markers(line)
+            text = claim_parsing.strip_markers(line).strip() if markers else line.strip()
+            if not text:
+                continue
+            numbers = tuple(dict.fromkeys(n for m in markers for n in m.numbers))
+            parts.append(AtomicPart(text=text, citations=numbers or None))
+        if len(parts) < 2:
+            raise forms.ValidationError("Give at least two atomic facts, one per line.")
+        return parts

@@ -250,7 +250,10 @@ def review_queue(*, reviewer, audit_set: AuditSet) -> QuerySet[Assignment]:
             reviewer=reviewer,
             claim__answer__audit_set=audit_set,
             claim__answer__audit_set__reviewers=reviewer,
-        ).annotate(sheet_status=Subquery(own_sheet.values("status")[:1]))
+        ).annotate(
+            # "" for no sheet yet: a NULL would drop out of exclude(sheet_status=...).
+            sheet_status=Coalesce(Subquery(own_sheet.values("status")[:1]), Value(""))
+        )
     )
 
 
@@ -399,7 +402,9 @@ def claim_rows(*, audit_set: AuditSet) -> QuerySet[Claim]:
     costs the same however many claims the set holds.
     """
     assigned = Assignment.objects.filter(claim=OuterRef("pk"))
-    submitted = _submitted_by_assignee(claim=OuterRef("pk"))
+    # Only a split can leave a submitted sheet without its assignment, and a split claim's
+    # status is "split" whatever its sheets say: no join on assignments needed here.
+    submitted = AuditSheet.objects.filter(claim=OuterRef("pk"), status=AuditSheet.Status.SUBMITTED)
     kinds = Subquery(
         submitted.order_by()
         .values("claim")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import django_tables2 as tables
+from django.urls import reverse
+from django.utils.html import format_html
 
-from audit.models import Answer, AuditSet
+from audit import selectors
+from audit.models import Answer, AuditSet, Claim
 
 
 class AuditSetTable(tables.Table):
@@ -58,3 +61,76 @@ class AnswerTable(tables.Table):
 
     def render_question(self, value: str) -> str:
         return value if len(value) <= 90 else value[:89] + "…"
+
+
+STATUS_LABELS = dict(selectors.ClaimStatus.CHOICES)
+
+
+class ClaimReviewTable(tables.Table):
+    """The lead's claims table; every column comes from claim_rows' annotations."""
+
+    answer = tables.Column(
+        "Answer", accessor="answer__external_id", order_by=("answer_id", "order"), empty_values=()
+    )
+    order = tables.Column("#", attrs={"td": {"class": "num"}}, orderable=False)
+    snippet = tables.Column("Claim", orderable=False)
+    status = tables.Column("Status")
+    submitted_count = tables.Column("Sheets", attrs={"td": {"class": "num"}})
+    reviewers = tables.Column("Reviewers", accessor="pk", orderable=False)
+    label = tables.Column("Machine label")
+    actions = tables.Column("", accessor="pk", orderable=False)
+
+    class Meta:
+        model = Claim
+        fields = [
+            "answer",
+            "order",
+            "snippet",
+            "status",
+            "submitted_count",
+            "reviewers",
+            "label",
+            "actions",
+        ]
+        attrs = {"class": "table claims-table"}
+
+    def render_answer(self, record: Claim) -> str:
+        return format_html(
+            '<a href="{}">{}</a>',
+            record.get_absolute_url(),
+            record.answer.external_id or f"#{record.answer_id}",
+        )
+
+    def render_order(self, record: Claim) -> str:
+        if record.parent_id:
+            return f"↳{record.order + 1}"
+        return str(record.order + 1)
+
+    def render_snippet(self, value: str) -> str:
+        return value if len(value) < 160 else value + "…"
+
+    def render_status(self, record: Claim) -> str:
+        if record.status == selectors.ClaimStatus.PARTLY:
+            text = f"{record.submitted_count} of {record.assigned_count}"
+        else:
+            text = STATUS_LABELS[record.status]
+        return format_html('<span class="status status-{}">{}</span>', record.status, text)
+
+    def render_submitted_count(self, record: Claim) -> str:
+        return f"{record.submitted_count} / {record.assigned_count}"
+
+    def render_reviewers(self, record: Claim) -> str:
+        return ", ".join(a.reviewer.username for a in record.assignments.all()) or "—"
+
+    def render_label(self, value: str | None) -> str:
+        if not value:
+            return "—"
+        return format_html('<span class="label label-{}">{}</span>', value, value)
+
+    def render_actions(self, record: Claim) -> str:
+        if record.parent_id or record.status in (
+            selectors.ClaimStatus.SPLIT,
+            selectors.ClaimStatus.ADJUDICATED,
+        ):
+            return ""
+        return format_html('<a href="{}">Split</a>', reverse("audit:claim-split", args=[record.pk]))

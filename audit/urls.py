@@ -2,16 +2,27 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from audit.views import answers, sets
+from audit.views import answers, progress, review, sets
 
 audit_patterns = [
-    path("", sets.home, name="home"),
+    path("", review.home, name="home"),
     path("sets/", sets.set_list, name="set-list"),
     path("sets/new/", sets.set_create, name="set-create"),
     path("sets/<int:pk>/", sets.set_detail, name="set-detail"),
     path("sets/<int:pk>/labels/", sets.label_distribution, name="label-distribution"),
+    path("sets/<int:pk>/continue/", review.review_continue, name="review-continue"),
+    path("sets/<int:pk>/progress/", progress.set_progress, name="set-progress"),
+    path("sets/<int:pk>/claims/", progress.set_claims, name="set-claims"),
+    path("sets/<int:pk>/review/open/", progress.review_open, name="review-open"),
+    path("sets/<int:pk>/review/replace/", progress.reviewer_replace, name="reviewer-replace"),
     path("import/", sets.answers_upload, name="import"),
     path("answers/<int:pk>/", answers.answer_detail, name="answer-detail"),
+    path("claims/<int:pk>/review/", review.review_claim, name="review-claim"),
+    path("claims/<int:pk>/review/save/", review.review_save, name="review-save"),
+    path("claims/<int:pk>/review/submit/", review.review_submit, name="review-submit"),
+    path("claims/<int:pk>/review/reopen/", review.review_reopen, name="review-reopen"),
+    path("claims/<int:pk>/flag/", review.flag_raise, name="flag-raise"),
+    path("claims/<int:pk>/split/", review.claim_split, name="claim-split"),
 ]
 
 urlpatterns = [

@@ -14,6 +14,12 @@ FIXTURES = ROOT / "fixtures"
 DATASETS = ROOT.parent / "shared" / "datasets"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # The default hasher is slow on purpose; every test creates users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def reviewer_a(db):
     return UserFactory(username="rev_a", role="reviewer")

@@ -13,7 +13,7 @@ from audit.templatetags.audit_tags import http_url
         (" javascript:alert(1)", ""),
         ("java\tscript:alert(1)", ""),
         ("data:text/html,<script>alert(1)</script>", ""),
-        ("https://x.org/\"onmouseover=alert(1)", ""),
+        ('https://x.org/"onmouseover=alert(1)', ""),
         ("//evil.example.org", ""),
         ("example.org/page", ""),
         ("", ""),

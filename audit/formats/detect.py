@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from audit.formats import alce, expertqa, native, ragas
+from audit.formats import alce, citeaudit, expertqa, native, ragas
 from audit.formats.reading import JsonDocument, JsonFile, decode_text, load_json
 from audit.formats.records import FormatError, ParsedFile
 
@@ -18,10 +18,12 @@ FORMATS: dict[str, ModuleType] = {
     alce.FORMAT: alce,
     ragas.FORMAT: ragas,
     expertqa.FORMAT: expertqa,
+    citeaudit.FORMAT: citeaudit,
 }
 _KNOWN = (
     "native (JSONL, one answer per line), alce (ALCE result JSON), "
-    "ragas (RAGAS samples as JSONL or a JSON list), expertqa (ExpertQA JSONL)"
+    "ragas (RAGAS samples as JSONL or a JSON list), expertqa (ExpertQA JSONL), "
+    "citeaudit (Citeaudit's own JSONL export)"
 )
 
 
@@ -74,8 +76,9 @@ def detect_format(doc: JsonFile) -> str | None:
 
 
 def _record_format(record: dict) -> str | None:
-    # ExpertQA first: its lines also carry "question", which says little on its own.
-    for module in (expertqa, ragas, alce, native):
+    # Citeaudit's export first: its lines carry "passages" too, like native ones. ExpertQA
+    # next: its lines also carry "question", which says little on its own.
+    for module in (citeaudit, expertqa, ragas, alce, native):
         if module.looks_like(record):
             return module.FORMAT
     return None

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from audit.formats.labelled import Answer as LabelledAnswer
+
 
 @dataclass(frozen=True)
 class PassageRecord:
@@ -45,11 +47,14 @@ class AnswerRecord:
     claims: tuple[str, ...] | None  # None: the answer still has to be split into claims
     labels: tuple[LabelRecord, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    # A citeaudit export carries the review itself: claims with their offsets, checks,
+    # sheets and gold are restored from it instead of splitting and matching again.
+    labelled: LabelledAnswer | None = None
 
 
 @dataclass(frozen=True)
 class ParsedFile:
-    format: str  # "native" | "alce" | "ragas" | "expertqa"
+    format: str  # "native" | "alce" | "ragas" | "expertqa" | "citeaudit"
     records: tuple[AnswerRecord, ...]
 
 

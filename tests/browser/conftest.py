@@ -6,7 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import Group
 from playwright.sync_api import sync_playwright
+
+from audit import roles
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -14,6 +17,16 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
 # still plain synchronous code, so Django's async-safety guard does not apply to them.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(autouse=True)
+def role_groups(request):
+    # A transactional test flushes every table on teardown, the groups a data migration made
+    # included; the next browser test needs them back before it creates its users.
+    if "transactional_db" in request.fixturenames or "live_server" in request.fixturenames:
+        request.getfixturevalue("transactional_db")
+        for name in (roles.REVIEWER, roles.LEAD):
+            Group.objects.get_or_create(name=name)
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ SAMPLE_FILES = {
 }
 KNOWN = (
     "native (JSONL, one answer per line), alce (ALCE result JSON), ragas (RAGAS samples as "
-    "JSONL or a JSON list), expertqa (ExpertQA JSONL)"
+    "JSONL or a JSON list), expertqa (ExpertQA JSONL), citeaudit (Citeaudit's own JSONL export)"
 )
 SMALL_FILES = [(SAMPLES / name).read_bytes() for name in SAMPLE_FILES]
 FMTS = ["auto", *FORMATS]
@@ -86,7 +86,7 @@ def test_json_scalar_is_unknown_content():
 
 def test_unknown_format_name():
     assert _error(b"{}", "x.jsonl", fmt="csv") == (
-        "x.jsonl: unknown format 'csv': choose auto, native, alce, ragas, expertqa"
+        "x.jsonl: unknown format 'csv': choose auto, native, alce, ragas, expertqa, citeaudit"
     )
 
 

@@ -47,6 +47,7 @@ class Command(BaseCommand):
     def handle(self, **options) -> None:
         with transaction.atomic():
             reviewers = []
+            lead = None
             for username, password, role in DEMO_USERS:
                 user, _ = User.objects.get_or_create(username=username)
                 user.set_password(password)
@@ -55,6 +56,8 @@ class Command(BaseCommand):
                 user.groups.add(Group.objects.get(name=role))
                 if role == roles.REVIEWER:
                     reviewers.append(user)
+                else:
+                    lead = user
             for name, path, description in DEMO_SETS:
                 audit_set, _ = AuditSet.objects.get_or_create(
                     name=name, defaults={"description": description, "guidelines": GUIDELINES}
@@ -71,6 +74,12 @@ class Command(BaseCommand):
                     f"{name}: {summary.answers} answers imported "
                     f"({summary.skipped} already there), {summary.claims} claims"
                 )
+                # Open for blind double review so the demo reviewers can start at once;
+                # running the command again only tops up missing assignments.
+                opened = services.review_open(
+                    audit_set=audit_set, reviewers=reviewers, overlap=2, by=lead
+                )
+                self.stdout.write(f"  open for review: {opened.created} new assignments")
         self.stdout.write("\nDemo accounts (username / password):")
         for username, password, role in DEMO_USERS:
             self.stdout.write(f"  {username:6} / {password:14} {role}")

@@ -1,4 +1,7 @@
-"""python manage.py import_answers PATH --set NAME [--format auto|native|alce|ragas|expertqa]"""
+"""python manage.py import_answers PATH --set NAME [--format auto|FORMAT]
+
+FORMAT is native, alce, ragas, expertqa or citeaudit (an export_labels jsonl file).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from django.db import transaction
 from tqdm import tqdm
 
 from audit import services
-from audit.formats import FormatError, parse_file
+from audit.formats import FORMATS, FormatError, parse_file
 from audit.models import AuditSet
 
 
@@ -22,9 +25,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("path")
         parser.add_argument("--set", required=True, dest="set_name")
-        parser.add_argument(
-            "--format", default="auto", choices=["auto", "native", "alce", "ragas", "expertqa"]
-        )
+        parser.add_argument("--format", default="auto", choices=["auto", *FORMATS])
 
     def handle(self, path: str, set_name: str, format: str, **options) -> None:
         file = Path(path)
@@ -58,9 +59,11 @@ class Command(BaseCommand):
                 )
         except FormatError as error:
             raise CommandError(f"{error}\nNothing was imported.") from None
+        restored = f", {summary.sheets} sheets, {summary.gold} gold records"
         self.stdout.write(
             f"{file.name} ({summary.format}) into “{set_name}”: {summary.answers} answers "
             f"({summary.skipped} already present), {summary.claims} claims, "
             f"{summary.uncited} uncited, {summary.cited_unknown} cited-unknown markers, "
             f"{summary.not_located} claims not located"
+            f"{restored if summary.format == 'citeaudit' else ''}"
         )

@@ -1,0 +1,518 @@
+"""Blind double review: assigning claims to reviewers, the reviewers' audit sheets, guideline
+flags, and splitting a claim into atomic claims.
+
+Views decide what a user may see; these functions refuse writes the user may not make.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from audit import judgments
+from audit.models import (
+    Adjudication,
+    Assignment,
+    AuditSet,
+    AuditSheet,
+    Claim,
+    ClaimCheck,
+    GuidelineFlag,
+    Passage,
+)
+from audit.roles import is_lead
+from audit.selectors import QUEUE_ORDER
+from audit.services.imports import _checks_for_answer
+
+# An idle tab left open cannot add more than this per save, however long it sat there.
+MAX_ACTIVE_SECONDS_PER_SAVE = 120
+# Slack on the wall-clock bound: a save may arrive a moment after the counter ticked.
+ACTIVE_SECONDS_SLACK = 2
+MAX_ASSERTIONS = 50
+MAX_EVIDENCE = 200
+
+EVIDENCE_REQUIRED = frozenset({judgments.SUPPORTED, judgments.PARTIAL})
+
+
+class ReviewError(Exception):
+    """A review action that cannot be done; the message is meant for the user."""
+
+
+class StaleSheet(ReviewError):
+    """The sheet was saved elsewhere (another tab) after this client loaded it."""
+
+    def __init__(self, current_version: int) -> None:
+        super().__init__(
+            "This sheet was changed in another tab or window. Reload the page to see the "
+            "latest version; nothing from this tab was saved."
+        )
+        self.current_version = current_version
+
+
+class SheetIncomplete(ReviewError):
+    """The sheet cannot be submitted yet; `problems` lists what is missing."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(" ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class EvidenceRef:
+    """A span of one of the answer's passages, as the client names it.
+
+    `text` is what the client believes the span says; it is checked, never stored.
+    """
+
+    passage: int
+    start: int
+    end: int
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class SheetData:
+    """Everything a reviewer can edit on a sheet."""
+
+    judgment: str = ""
+    evidence: tuple[EvidenceRef, ...] = ()
+    wrong_citation_passage: int | None = None  # a passage position in the claim's answer
+    verification_worthy: bool = True
+    unsupported_assertions: tuple[str, ...] = ()
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class AtomicPart:
+    """One atomic fact of a split claim; citations None keeps the parent's citations."""
+
+    text: str
+    citations: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class OpenSummary:
+    claims: int
+    created: int
+    per_reviewer: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReplaceSummary:
+    moved: int
+    kept: int
+    dropped: int
+
+
+# ------------------------------------------------------------------------- assignment
+
+
+def review_open(
+    *,
+    audit_set: AuditSet,
+    reviewers: Sequence[AbstractBaseUser],
+    overlap: int,
+    by: AbstractBaseUser,
+    allow_reviewer_split: bool | None = None,
+) -> OpenSummary:
+    """Open a set for blind review: give every claim to `overlap` distinct reviewers.
+
+    The claims to judge are the top-level claims that were not split plus every atomic
+    claim. Work is handed out answer by answer, in answer order, to the least-loaded
+    reviewers (ties go to the earlier reviewer in `reviewers`), so a reviewer reads all
+    claims of an answer in order and the load stays even. Running it again tops up claims
+    that have fewer than `overlap` reviewers; it never assigns a claim twice to one person.
+    """
+    if not is_lead(by):
+        raise PermissionDenied("Only a lead can open a set for review.")
+    people = list(dict.fromkeys(reviewers))
+    if overlap < 1:
+        raise ReviewError("Each claim needs at least one reviewer.")
+    if len(people) < overlap:
+        raise ReviewError(
+            f"An overlap of {overlap} needs at least {overlap} reviewers; {len(people)} chosen."
+        )
+    with transaction.atomic():
+        audit_set = AuditSet.objects.select_for_update().get(pk=audit_set.pk)
+        audit_set.overlap = overlap
+        if audit_set.review_opened_at is None:
+            audit_set.review_opened_at = timezone.now()
+        if allow_reviewer_split is not None:
+            audit_set.allow_reviewer_split = allow_reviewer_split
+        audit_set.save(update_fields=["overlap", "review_opened_at", "allow_reviewer_split"])
+        audit_set.reviewers.add(*people)
+
+        claims = list(
+            _claims_to_judge(audit_set).order_by(*QUEUE_ORDER).values_list("pk", "answer_id")
+        )
+        have: dict[int, set[int]] = defaultdict(set)
+        for claim_id, reviewer_id in Assignment.objects.filter(
+            claim__answer__audit_set=audit_set
+        ).values_list("claim_id", "reviewer_id"):
+            have[claim_id].add(reviewer_id)
+        load = {p.pk: 0 for p in people}
+        for reviewer_ids in have.values():
+            for reviewer_id in reviewer_ids:
+                if reviewer_id in load:
+                    load[reviewer_id] += 1
+        rank = {p.pk: i for i, p in enumerate(people)}
+
+        new: list[Assignment] = []
+        start = 0
+        while start < len(claims):
+            answer_id = claims[start][1]
+            end = start
+            while end < len(claims) and claims[end][1] == answer_id:
+                end += 1
+            # One ranking per answer keeps an answer's claims with the same reviewers.
+            ranked = sorted(load, key=lambda pk: (load[pk], rank[pk]))
+            for claim_id, _ in claims[start:end]:
+                taken = have[claim_id]
+                missing = overlap - len(taken)
+                for reviewer_id in [pk for pk in ranked if pk not in taken][: max(missing, 0)]:
+                    new.append(Assignment(claim_id=claim_id, reviewer_id=reviewer_id))
+                    taken.add(reviewer_id)
+                    load[reviewer_id] += 1
+            start = end
+        Assignment.objects.bulk_create(new, batch_size=1000)
+    per_reviewer: dict[int, int] = defaultdict(int)
+    for assignment in new:
+        per_reviewer[assignment.reviewer_id] += 1
+    return OpenSummary(claims=len(claims), created=len(new), per_reviewer=dict(per_reviewer))
+
+
+def _claims_to_judge(audit_set: AuditSet):
+    return Claim.objects.filter(answer__audit_set=audit_set).exclude(
+        Exists(Claim.objects.filter(parent=OuterRef("pk")))
+    )
+
+
+def reviewer_replace(
+    *, audit_set: AuditSet, leaving: AbstractBaseUser, joining: AbstractBaseUser
+) -> ReplaceSummary:
+    """Hand the unsubmitted work of a reviewer who left to another reviewer.
+
+    Claims the leaving reviewer submitted stay theirs (the sheet counts). Claims the joining
+    reviewer already has lose the leaving reviewer and are left one short: open the set for
+    review again to fill them from the other reviewers.
+    """
+    if leaving.pk == joining.pk:
+        raise ReviewError("Choose two different reviewers.")
+    with transaction.atomic():
+        submitted = AuditSheet.objects.filter(
+            claim=OuterRef("claim"), reviewer=leaving, status=AuditSheet.Status.SUBMITTED
+        )
+        joined = Assignment.objects.filter(claim=OuterRef("claim"), reviewer=joining)
+        mine = Assignment.objects.filter(
+            reviewer=leaving, claim__answer__audit_set=audit_set
+        ).annotate(is_submitted=Exists(submitted), is_joined=Exists(joined))
+        kept = mine.filter(is_submitted=True).count()
+        dropped_ids = list(
+            mine.filter(is_submitted=False, is_joined=True).values_list("pk", flat=True)
+        )
+        moved_ids = list(
+            mine.filter(is_submitted=False, is_joined=False).values_list("pk", flat=True)
+        )
+        Assignment.objects.filter(pk__in=dropped_ids).delete()
+        Assignment.objects.filter(pk__in=moved_ids).update(
+            reviewer=joining, assigned_at=timezone.now()
+        )
+        audit_set.reviewers.add(joining)
+        audit_set.reviewers.remove(leaving)
+    return ReplaceSummary(moved=len(moved_ids), kept=kept, dropped=len(dropped_ids))
+
+
+# ------------------------------------------------------------------------------ sheets
+
+
+def sheet_for(*, claim: Claim, reviewer: AbstractBaseUser) -> AuditSheet:
+    """The reviewer's sheet for a claim, created as a draft on first sight.
+
+    A new sheet snapshots the claim text and the cited URLs as the reviewer sees them.
+    """
+    if not Assignment.objects.filter(claim=claim, reviewer=reviewer).exists():
+        raise PermissionDenied("This claim is not assigned to you.")
+    sheet = AuditSheet.objects.filter(claim=claim, reviewer=reviewer).first()
+    if sheet is not None:
+        return sheet
+    cited = claim.citations.order_by("position").values_list("url", flat=True)
+    with transaction.atomic():
+        sheet, _ = AuditSheet.objects.get_or_create(
+            claim=claim,
+            reviewer=reviewer,
+            defaults={"answer_statement": claim.text, "cited_urls": list(cited)},
+        )
+    return sheet
+
+
+def sheet_save(
+    *,
+    sheet: AuditSheet,
+    user: AbstractBaseUser,
+    version: int,
+    data: SheetData,
+    active_seconds: int = 0,
+) -> AuditSheet:
+    """Save a draft. Refuses a stale `version` (StaleSheet) and anyone but its reviewer.
+
+    Adds at most MAX_ACTIVE_SECONDS_PER_SAVE active seconds, and never more than the time
+    since the previous save.
+    """
+    with transaction.atomic():
+        sheet = _claim_version(sheet=sheet, user=user, version=version)
+        if sheet.status == AuditSheet.Status.SUBMITTED:
+            raise ReviewError("This sheet is submitted; reopen it to change it.")
+        _apply(sheet, data)
+        _add_active_seconds(sheet, active_seconds)
+        sheet.save()
+    return sheet
+
+
+def sheet_submit(
+    *,
+    sheet: AuditSheet,
+    user: AbstractBaseUser,
+    version: int,
+    data: SheetData | None = None,
+    active_seconds: int = 0,
+) -> AuditSheet:
+    """Save the given data (if any) and submit the sheet, all or nothing.
+
+    Requires a judgment; supported and partially supported need at least one evidence
+    sentence; a wrong citation needs the uncited passage of the answer that supports it.
+    """
+    with transaction.atomic():
+        sheet = _claim_version(sheet=sheet, user=user, version=version)
+        if sheet.status == AuditSheet.Status.SUBMITTED:
+            raise ReviewError("This sheet is already submitted.")
+        if data is not None:
+            _apply(sheet, data)
+        _add_active_seconds(sheet, active_seconds)
+        problems = _submit_problems(sheet)
+        if problems:
+            raise SheetIncomplete(problems)
+        sheet.status = AuditSheet.Status.SUBMITTED
+        sheet.submitted_at = timezone.now()
+        sheet.save()
+    return sheet
+
+
+def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
+    """Turn a submitted sheet back into a draft, until the claim is adjudicated."""
+    if sheet.reviewer_id != user.pk:
+        raise PermissionDenied("Only the sheet's reviewer can reopen it.")
+    with transaction.atomic():
+        sheet = AuditSheet.objects.select_for_update().get(pk=sheet.pk)
+        if sheet.status != AuditSheet.Status.SUBMITTED:
+            raise ReviewError("This sheet is not submitted.")
+        if Adjudication.objects.filter(claim_id=sheet.claim_id).exists():
+            raise ReviewError("This claim is adjudicated; its sheets can no longer change.")
+        sheet.status = AuditSheet.Status.DRAFT
+        sheet.submitted_at = None
+        sheet.version += 1
+        sheet.save()
+    return sheet
+
+
+def _claim_version(*, sheet: AuditSheet, user: AbstractBaseUser, version: int) -> AuditSheet:
+    """Take the next version of the sheet, or fail if `version` is not the current one.
+
+    The conditional update is the lock: of two saves naming the same version only the
+    first matches a row, on SQLite and PostgreSQL alike. Call inside a transaction.
+    """
+    if sheet.reviewer_id != user.pk:
+        raise PermissionDenied("Only the sheet's reviewer can change it.")
+    if not Assignment.objects.filter(claim_id=sheet.claim_id, reviewer=user).exists():
+        raise PermissionDenied("This claim is no longer assigned to you.")
+    taken = AuditSheet.objects.filter(pk=sheet.pk, version=version).update(version=version + 1)
+    current = AuditSheet.objects.get(pk=sheet.pk)
+    if not taken:
+        raise StaleSheet(current.version)
+    return current
+
+
+def _apply(sheet: AuditSheet, data: SheetData) -> None:
+    claim = Claim.objects.get(pk=sheet.claim_id)
+    if data.judgment and data.judgment not in judgments.JUDGMENT_CODES:
+        raise ReviewError(f"Unknown judgment “{data.judgment}”.")
+    passages = {p.position: p for p in Passage.objects.filter(answer_id=claim.answer_id)}
+    sheet.judgment = data.judgment
+    sheet.evidence = _checked_evidence(data.evidence, passages)
+    if data.wrong_citation_passage is None:
+        sheet.wrong_citation_passage = None
+    else:
+        passage = passages.get(data.wrong_citation_passage)
+        if passage is None:
+            raise ReviewError(f"The answer has no passage [{data.wrong_citation_passage}].")
+        sheet.wrong_citation_passage = passage
+    sheet.verification_worthy = data.verification_worthy
+    assertions = [a.strip() for a in data.unsupported_assertions if a.strip()]
+    if len(assertions) > MAX_ASSERTIONS:
+        raise ReviewError(f"At most {MAX_ASSERTIONS} unsupported assertions.")
+    sheet.unsupported_assertions = list(dict.fromkeys(assertions))
+    sheet.notes = data.notes
+
+
+def _checked_evidence(items: Sequence[EvidenceRef], passages: dict[int, Passage]) -> list[dict]:
+    """Evidence as stored: spans of the answer's passages, text cut by the server."""
+    if len(items) > MAX_EVIDENCE:
+        raise ReviewError(f"At most {MAX_EVIDENCE} evidence sentences.")
+    stored: dict[tuple[int, int, int], dict] = {}
+    for item in items:
+        passage = passages.get(item.passage)
+        if passage is None:
+            raise ReviewError(f"The answer has no passage [{item.passage}].")
+        if not 0 <= item.start < item.end <= len(passage.text):
+            raise ReviewError(
+                f"Evidence offsets {item.start}–{item.end} are outside [{item.passage}]."
+            )
+        text = passage.text[item.start : item.end]
+        if item.text is not None and item.text != text:
+            raise ReviewError(f"Evidence text does not match passage [{item.passage}].")
+        key = (item.passage, item.start, item.end)
+        stored[key] = {"passage": item.passage, "start": item.start, "end": item.end, "text": text}
+    return [stored[key] for key in sorted(stored)]
+
+
+def _add_active_seconds(sheet: AuditSheet, seconds: int) -> None:
+    since_last = (timezone.now() - _as_aware(sheet.updated_at)).total_seconds()
+    bound = min(MAX_ACTIVE_SECONDS_PER_SAVE, int(since_last) + ACTIVE_SECONDS_SLACK)
+    sheet.active_seconds += max(0, min(int(seconds), bound))
+
+
+def _as_aware(moment: datetime) -> datetime:
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment)
+
+
+def _submit_problems(sheet: AuditSheet) -> list[str]:
+    problems = []
+    if Claim.objects.filter(parent_id=sheet.claim_id).exists():
+        return ["This claim was split into atomic claims; judge those instead."]
+    if not sheet.judgment:
+        problems.append("Choose a judgment.")
+    elif sheet.judgment in EVIDENCE_REQUIRED and not sheet.evidence:
+        label = judgments.JUDGMENT_LABELS[sheet.judgment]
+        problems.append(f"“{label}” needs at least one evidence sentence.")
+    elif sheet.judgment == judgments.WRONG_CITATION:
+        cited = set(
+            Claim.citations.through.objects.filter(claim_id=sheet.claim_id).values_list(
+                "passage_id", flat=True
+            )
+        )
+        passage = sheet.wrong_citation_passage
+        if passage is None:
+            problems.append("“Wrong citation” needs the passage that does support the claim.")
+        elif passage.pk in cited:
+            problems.append(
+                f"Passage [{passage.position}] is already cited; choose an uncited passage "
+                "for “Wrong citation”."
+            )
+    return problems
+
+
+# ---------------------------------------------------------------------------- flags
+
+
+def guideline_flag_raise(*, claim: Claim, user: AbstractBaseUser, comment: str) -> GuidelineFlag:
+    """Record that the guidelines do not settle this claim; leads read it on the progress page."""
+    comment = comment.strip()
+    if not comment:
+        raise ReviewError("Say what the guidelines should settle.")
+    if not is_lead(user) and not Assignment.objects.filter(claim=claim, reviewer=user).exists():
+        raise PermissionDenied("This claim is not assigned to you.")
+    return GuidelineFlag.objects.create(
+        audit_set_id=claim.answer.audit_set_id, claim=claim, raised_by=user, comment=comment
+    )
+
+
+# ---------------------------------------------------------------------------- splits
+
+
+def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUser) -> list[Claim]:
+    """Split a claim into atomic claims, each judged on its own by the claim's reviewers.
+
+    A lead may split any claim that is not adjudicated; a reviewer only a claim assigned to
+    them, when the set allows it, and before they judged it. Atomic claims inherit the
+    parent's citations unless a part names its own.
+    """
+    audit_set = AuditSet.objects.get(answers__claims=claim)
+    if claim.parent_id is not None:
+        raise ReviewError("An atomic claim cannot be split further.")
+    if not is_lead(by):
+        own = AuditSheet.objects.filter(claim=claim, reviewer=by).first()
+        if not (
+            audit_set.allow_reviewer_split
+            and Assignment.objects.filter(claim=claim, reviewer=by).exists()
+        ):
+            raise PermissionDenied("You may not split this claim.")
+        if own is not None and (own.judgment or own.status == AuditSheet.Status.SUBMITTED):
+            raise ReviewError("Split a claim before judging it: clear your judgment first.")
+    texts = [AtomicPart(p.text.strip(), p.citations) for p in parts if p.text.strip()]
+    if len(texts) < 2:
+        raise ReviewError("Give at least two atomic facts, one per line.")
+    passages = list(Passage.objects.filter(answer_id=claim.answer_id).order_by("position"))
+    by_position = {p.position: p for p in passages}
+    for part in texts:
+        unknown = [n for n in part.citations or () if n not in by_position]
+        if unknown:
+            raise ReviewError(f"The answer has no passage [{unknown[0]}].")
+
+    with transaction.atomic():
+        claim = Claim.objects.select_for_update().get(pk=claim.pk)
+        if claim.atomic_claims.exists():
+            raise ReviewError("This claim is already split.")
+        if Adjudication.objects.filter(claim=claim).exists():
+            raise ReviewError("This claim is adjudicated; it can no longer be split.")
+        inherited = tuple(claim.citations.order_by("position").values_list("position", flat=True))
+        children = []
+        for order, part in enumerate(texts):
+            own_citations = part.citations is not None
+            citations = part.citations if own_citations else inherited
+            unknown = [] if own_citations else list(claim.cited_unknown)
+            children.append(
+                Claim(
+                    answer_id=claim.answer_id,
+                    parent=claim,
+                    order=order,
+                    text=part.text,
+                    start=claim.start,
+                    end=claim.end,
+                    location=Claim.Location.ATOMIC,
+                    cited_unknown=unknown,
+                    is_uncited=not citations and not unknown,
+                )
+            )
+        Claim.objects.bulk_create(children)
+        through = Claim.citations.through
+        citation_rows = []
+        check_rows = []
+        for child, part in zip(children, texts, strict=True):
+            positions = part.citations if part.citations is not None else inherited
+            positions = tuple(dict.fromkeys(positions))
+            citation_rows += [
+                through(claim_id=child.pk, passage_id=by_position[n].pk) for n in positions
+            ]
+            check_rows.append((child, positions, bool(child.cited_unknown)))
+        through.objects.bulk_create(citation_rows)
+        ClaimCheck.objects.bulk_create(_checks_for_answer(passages, check_rows))
+
+        reviewer_ids = list(
+            Assignment.objects.filter(claim=claim).values_list("reviewer_id", flat=True)
+        )
+        Assignment.objects.bulk_create(
+            [Assignment(claim=c, reviewer_id=r) for c in children for r in reviewer_ids]
+        )
+        # The parent is no longer judged: its verdict is derived from its atomic claims.
+        Assignment.objects.filter(claim=claim).delete()
+        claim.split_by = by
+        claim.split_at = timezone.now()
+        claim.save(update_fields=["split_by", "split_at"])
+    return children

@@ -1,0 +1,120 @@
+"""A lead's review pages for a set: progress per reviewer, the claims table, opening the set
+for review and handing a departed reviewer's work to another."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+from django_tables2 import RequestConfig
+
+from audit import selectors, services
+from audit.filters import ClaimReviewFilter
+from audit.forms import ReviewerReplaceForm, ReviewOpenForm
+from audit.models import AuditSet
+from audit.roles import is_lead
+from audit.tables import ClaimReviewTable
+
+PER_PAGE = 50
+
+
+def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
+    # A reviewer gets a 404, not a 403: these pages carry the other reviewers' counts.
+    if not is_lead(request.user):
+        raise Http404("No such page.")
+    return selectors.set_for_user(user=request.user, pk=pk)
+
+
+@login_required
+def set_progress(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = _get_set_for_lead(request, pk)
+    rows = selectors.reviewer_progress(audit_set=audit_set)
+    assigned = sum(r.assigned for r in rows)
+    submitted = sum(r.submitted for r in rows)
+    return render(
+        request,
+        "audit/set_progress.html",
+        {
+            "audit_set": audit_set,
+            "rows": rows,
+            "assigned": assigned,
+            "submitted": submitted,
+            "percent": round(100 * submitted / assigned) if assigned else 0,
+            "statuses": [
+                (label, selectors.status_counts(audit_set=audit_set)[code], code)
+                for code, label in selectors.ClaimStatus.CHOICES
+            ],
+            "flags": selectors.set_flags(audit_set=audit_set)[:200],
+            "replace_form": ReviewerReplaceForm(audit_set=audit_set),
+        },
+    )
+
+
+@login_required
+def set_claims(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = _get_set_for_lead(request, pk)
+    filterset = ClaimReviewFilter(
+        request.GET, queryset=selectors.claim_rows(audit_set=audit_set), audit_set=audit_set
+    )
+    table = ClaimReviewTable(filterset.qs)
+    RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
+    template = "audit/set_claims.html"
+    if request.htmx and not request.htmx.history_restore_request:
+        template += "#results"
+    return render(request, template, {"audit_set": audit_set, "table": table, "filter": filterset})
+
+
+@login_required
+def review_open(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = _get_set_for_lead(request, pk)
+    form = ReviewOpenForm(
+        request.POST or None,
+        initial={
+            "reviewers": audit_set.reviewers.all(),
+            "overlap": audit_set.overlap,
+            "allow_reviewer_split": audit_set.allow_reviewer_split,
+        },
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            summary = services.review_open(
+                audit_set=audit_set,
+                reviewers=list(form.cleaned_data["reviewers"]),
+                overlap=form.cleaned_data["overlap"],
+                by=request.user,
+                allow_reviewer_split=form.cleaned_data["allow_reviewer_split"],
+            )
+        except services.ReviewError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(
+                request,
+                f"Review open: {summary.created} new assignments over {summary.claims} claims.",
+            )
+            return redirect("audit:set-progress", audit_set.pk)
+    return render(request, "audit/review_open.html", {"audit_set": audit_set, "form": form})
+
+
+@login_required
+@require_POST
+def reviewer_replace(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = _get_set_for_lead(request, pk)
+    form = ReviewerReplaceForm(request.POST, audit_set=audit_set)
+    if form.is_valid():
+        summary = services.reviewer_replace(
+            audit_set=audit_set,
+            leaving=form.cleaned_data["leaving"],
+            joining=form.cleaned_data["joining"],
+        )
+        text = f"Moved {summary.moved} open claims; kept {summary.kept} submitted sheets."
+        if summary.dropped:
+            text += (
+                f" {summary.dropped} claims already had the new reviewer and are one reviewer "
+                "short: open the set for review again to fill them."
+            )
+        messages.success(request, text)
+    else:
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+    return redirect("audit:set-progress", audit_set.pk)

@@ -1,0 +1,416 @@
+"""The reviewer's side of blind double review: their home, the review page with its autosave,
+submit and reopen, guideline flags, and splitting a claim into atomic facts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from audit import display, judgments, matching, selectors, services
+from audit.forms import ClaimSplitForm, FlagForm, SheetForm
+from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag
+from audit.roles import is_lead
+
+# The matcher's best sentence is marked as a hint, and runners-up only when nearly as good:
+# a page full of marks would read as an answer key.
+MACHINE_HINTS = 3
+NEAR_BEST = 0.75
+
+
+def _login_required(view: Callable) -> Callable:
+    """login_required, except that an htmx request whose session ended gets a 401.
+
+    A redirect to the login page would be followed by htmx and swapped in as a save status.
+    """
+    guarded = login_required(view)
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if request.htmx and not request.user.is_authenticated:
+            return HttpResponse("Your session has ended.", status=401)
+        return guarded(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _get_claim_for_user(request: HttpRequest, pk: int) -> Claim:
+    """The claim if it is assigned to the user; anything else is a 404, never a hint."""
+    claim = selectors.assigned_claim(user=request.user, pk=pk)
+    if claim is None:
+        raise Http404("No such claim in your review queue.")
+    return claim
+
+
+def _get_splittable_claim_for_user(request: HttpRequest, pk: int) -> Claim:
+    if is_lead(request.user):
+        claim = (
+            Claim.objects.select_related("answer__audit_set", "answer__question")
+            .filter(pk=pk)
+            .first()
+        )
+        if claim is None:
+            raise Http404("No such claim.")
+        return claim
+    claim = _get_claim_for_user(request, pk)
+    if not claim.answer.audit_set.allow_reviewer_split:
+        raise PermissionDenied("This set does not let reviewers split claims.")
+    return claim
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    lead = is_lead(request.user)
+    return render(
+        request,
+        "audit/home.html",
+        {
+            "my_sets": list(selectors.reviewer_set_rows(user=request.user)),
+            "lead_sets": list(selectors.lead_set_rows(user=request.user)) if lead else None,
+        },
+    )
+
+
+@login_required
+def review_continue(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = selectors.set_for_user(user=request.user, pk=pk)
+    claim_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set)
+    if claim_id is None:
+        messages.info(request, f"Nothing left to review in “{audit_set.name}”.")
+        return redirect("audit:home")
+    return redirect("audit:review-claim", claim_id)
+
+
+@login_required
+def review_claim(request: HttpRequest, pk: int) -> HttpResponse:
+    claim = _get_claim_for_user(request, pk)
+    sheet = services.sheet_for(claim=claim, reviewer=request.user)
+    return _render_review(request, claim, sheet)
+
+
+@_login_required
+@require_POST
+def review_save(request: HttpRequest, pk: int) -> HttpResponse:
+    claim = _get_claim_for_user(request, pk)
+    sheet = services.sheet_for(claim=claim, reviewer=request.user)
+    form = SheetForm(request.POST, passage_positions=_positions(claim))
+    posted_version = _posted_version(request, sheet)
+    if not form.is_valid():
+        return _save_failed(request, claim, sheet, form, _form_errors(form), 400, posted_version)
+    try:
+        sheet = services.sheet_save(
+            sheet=sheet,
+            user=request.user,
+            version=form.cleaned_data["version"],
+            data=form.sheet_data(),
+            active_seconds=form.cleaned_data["active_seconds"] or 0,
+        )
+    except services.StaleSheet as stale:
+        return _save_failed(request, claim, sheet, form, [str(stale)], 409, posted_version)
+    except services.ReviewError as error:
+        return _save_failed(request, claim, sheet, form, [str(error)], 400, posted_version)
+    if request.htmx:
+        return render(
+            request,
+            "audit/review.html#save-status",
+            {"save_state": "saved", "version": sheet.version, "sheet": sheet},
+        )
+    messages.success(request, "Draft saved.")
+    return redirect("audit:review-claim", claim.pk)
+
+
+@login_required
+@require_POST
+def review_submit(request: HttpRequest, pk: int) -> HttpResponse:
+    claim = _get_claim_for_user(request, pk)
+    sheet = services.sheet_for(claim=claim, reviewer=request.user)
+    form = SheetForm(request.POST, passage_positions=_positions(claim))
+    if not form.is_valid():
+        return _render_review(request, claim, sheet, form=form, problems=_form_errors(form))
+    try:
+        services.sheet_submit(
+            sheet=sheet,
+            user=request.user,
+            version=form.cleaned_data["version"],
+            data=form.sheet_data(),
+            active_seconds=form.cleaned_data["active_seconds"] or 0,
+        )
+    except services.SheetIncomplete as incomplete:
+        return _render_review(request, claim, sheet, form=form, problems=incomplete.problems)
+    except services.StaleSheet as stale:
+        return _render_review(
+            request, claim, sheet, form=form, problems=[str(stale)], stale=True, status=409
+        )
+    except services.ReviewError as error:
+        return _render_review(request, claim, sheet, form=form, problems=[str(error)], status=400)
+    audit_set = claim.answer.audit_set
+    next_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set, after=claim)
+    if next_id is None:
+        messages.success(request, f"Submitted. You have judged every claim in “{audit_set.name}”.")
+        return redirect("audit:home")
+    messages.success(request, "Submitted. Here is your next claim.")
+    return redirect("audit:review-claim", next_id)
+
+
+@login_required
+@require_POST
+def review_reopen(request: HttpRequest, pk: int) -> HttpResponse:
+    claim = _get_claim_for_user(request, pk)
+    sheet = services.sheet_for(claim=claim, reviewer=request.user)
+    try:
+        services.sheet_reopen(sheet=sheet, user=request.user)
+    except services.ReviewError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "Reopened: your submitted version is kept in the history.")
+    return redirect("audit:review-claim", claim.pk)
+
+
+@_login_required
+@require_POST
+def flag_raise(request: HttpRequest, pk: int) -> HttpResponse:
+    claim = _get_claim_for_user(request, pk)
+    form = FlagForm(request.POST)
+    error = None
+    if form.is_valid():
+        try:
+            services.guideline_flag_raise(
+                claim=claim, user=request.user, comment=form.cleaned_data["flag_comment"]
+            )
+        except services.ReviewError as failure:
+            error = str(failure)
+    else:
+        error = "Say what the guidelines should settle."
+    if request.htmx:
+        return render(
+            request,
+            "audit/review.html#flag-status",
+            {"flag_error": error, "my_flags": _my_flags(request, claim)},
+        )
+    if error:
+        messages.error(request, error)
+    else:
+        messages.success(request, "Flagged for the lead.")
+    return redirect("audit:review-claim", claim.pk)
+
+
+@login_required
+def claim_split(request: HttpRequest, pk: int) -> HttpResponse:
+    claim = _get_splittable_claim_for_user(request, pk)
+    form = ClaimSplitForm(request.POST or None, initial={"parts": claim.text})
+    if request.method == "POST" and form.is_valid():
+        try:
+            children = services.claim_split(
+                claim=claim, parts=form.cleaned_data["parts"], by=request.user
+            )
+        except services.ReviewError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, f"Split into {len(children)} atomic claims.")
+            if children[0].assignments.filter(reviewer=request.user).exists():
+                return redirect("audit:review-claim", children[0].pk)
+            return redirect("audit:set-claims", claim.answer.audit_set_id)
+    cited = sorted(claim.citations.values_list("position", flat=True))
+    return render(
+        request,
+        "audit/claim_split.html",
+        {
+            "claim": claim,
+            "audit_set": claim.answer.audit_set,
+            "cited": cited,
+            "form": form,
+            "atomic": list(claim.atomic_claims.order_by("order")),
+            "derived": judgments.JUDGMENT_LABELS.get(selectors.split_verdict(claim=claim) or ""),
+        },
+    )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _positions(claim: Claim) -> list[int]:
+    return list(claim.answer.passages.order_by("position").values_list("position", flat=True))
+
+
+def _posted_version(request: HttpRequest, sheet: AuditSheet) -> int:
+    try:
+        return int(request.POST.get("version", ""))
+    except ValueError:
+        return sheet.version
+
+
+def _form_errors(form: SheetForm) -> list[str]:
+    return [f"{field}: {error}" for field, errors in form.errors.items() for error in errors]
+
+
+def _save_failed(
+    request: HttpRequest,
+    claim: Claim,
+    sheet: AuditSheet,
+    form: SheetForm,
+    problems: list[str],
+    status: int,
+    version: int,
+) -> HttpResponse:
+    # The client keeps the version it sent: a stale tab stays stale until it is reloaded.
+    if request.htmx:
+        return render(
+            request,
+            "audit/review.html#save-status",
+            {
+                "save_state": "stale" if status == 409 else "invalid",
+                "save_problems": problems,
+                "version": version,
+                "sheet": sheet,
+            },
+            status=status,
+        )
+    return _render_review(
+        request, claim, sheet, form=form, problems=problems, stale=status == 409, status=status
+    )
+
+
+def _my_flags(request: HttpRequest, claim: Claim) -> list[GuidelineFlag]:
+    return list(GuidelineFlag.objects.filter(claim=claim, raised_by=request.user))
+
+
+def _values(sheet: AuditSheet, form: SheetForm | None) -> dict:
+    """What the sheet's inputs show: the sheet as stored, or what was just posted."""
+    if form is not None:
+        data = form.data
+        return {
+            "judgment": data.get("judgment", ""),
+            "evidence": set(data.getlist("evidence")),
+            "wrong": data.get("wrong_citation_passage", ""),
+            "worthy": bool(data.get("verification_worthy")),
+            "assertions": data.get("unsupported_assertions", ""),
+            "notes": data.get("notes", ""),
+            "version": data.get("version", sheet.version),
+        }
+    return {
+        "judgment": sheet.judgment,
+        "evidence": {f"{e['passage']}:{e['start']}:{e['end']}" for e in sheet.evidence},
+        "wrong": str(sheet.wrong_citation_passage.position) if sheet.wrong_citation_passage else "",
+        "worthy": sheet.verification_worthy,
+        "assertions": "\n".join(sheet.unsupported_assertions),
+        "notes": sheet.notes,
+        "version": sheet.version,
+    }
+
+
+def _render_review(
+    request: HttpRequest,
+    claim: Claim,
+    sheet: AuditSheet,
+    *,
+    form: SheetForm | None = None,
+    problems: list[str] = (),
+    stale: bool = False,
+    status: int = 200,
+) -> HttpResponse:
+    answer = claim.answer
+    audit_set = answer.audit_set
+    values = _values(sheet, form)
+    passages = list(answer.passages.order_by("position"))
+    cited = sorted(claim.citations.values_list("position", flat=True))
+    check = getattr(claim, "machine_check", None)
+    marks: dict[int, list[tuple[int, int, int]]] = {}
+    highlights = (check.highlights if check else [])[:MACHINE_HINTS]
+    for rank, h in enumerate(highlights, start=1):
+        if h["score"] > 0 and h["score"] >= NEAR_BEST * highlights[0]["score"]:
+            marks.setdefault(h["passage"], []).append((h["start"], h["end"], rank))
+
+    matched: set[str] = set()
+    cited_views, other_views = [], []
+    for view in display.passage_views(passages, marks):
+        position = view.passage.position
+        sentences = []
+        for s in view.sentences:
+            key = f"{position}:{s.start}:{s.end}"
+            matched.add(key)
+            sentences.append(
+                {
+                    "key": key,
+                    "text": s.text,
+                    "gap": s.gap,
+                    "rank": min(s.highlight_for) if s.highlight_for else None,
+                    "selected": key in values["evidence"],
+                }
+            )
+        entry = {"passage": view.passage, "sentences": sentences}
+        (cited_views if position in cited else other_views).append(entry)
+    # Evidence saved under other sentence boundaries (a newer splitter) must not be lost.
+    by_key = {f"{e['passage']}:{e['start']}:{e['end']}": e for e in sheet.evidence}
+    orphans = [
+        by_key.get(key, {"passage": key.split(":")[0], "text": key})
+        for key in sorted(values["evidence"] - matched)
+    ]
+
+    top_level = list(answer.claims.filter(parent__isnull=True).order_by("order"))
+    pieces = display.answer_pieces(answer, top_level, current=claim.parent_id or claim.pk)
+    anchored = False
+    for piece in pieces:
+        # Markers cut the claim into several pieces; the first one is the scroll anchor.
+        piece.anchor = piece.current and not anchored
+        anchored = anchored or piece.current
+    wrong = None
+    if check and check.wrong_citation:
+        w = check.wrong_citation
+        source = next((p for p in passages if p.position == w["passage"]), None)
+        if source is not None:
+            wrong = {
+                "passage": w["passage"],
+                "text": display.excerpt(source.text, w["start"], w["end"]),
+            }
+    queue = selectors.review_queue(reviewer=request.user, audit_set=audit_set)
+    queue_ids = list(queue.values_list("claim_id", flat=True))
+    next_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set, after=claim)
+    submitted = sheet.status == AuditSheet.Status.SUBMITTED
+    ctx = {
+        "audit_set": audit_set,
+        "answer": answer,
+        "claim": claim,
+        "sheet": sheet,
+        "values": values,
+        "version": values["version"],
+        "submitted": submitted,
+        "guidelines": display.guidelines_html(audit_set.guidelines) if audit_set.guidelines else "",
+        "pieces": pieces,
+        "cited": cited,
+        "check": check,
+        "check_stale": check is not None and check.matcher_version != matching.MATCHER_VERSION,
+        "wrong": wrong,
+        "cited_passages": cited_views,
+        "other_passages": other_views,
+        "other_open": any(s["selected"] for v in other_views for s in v["sentences"])
+        or values["wrong"] != "",
+        "orphans": orphans,
+        "evidence_count": len(values["evidence"]),
+        "uncited_positions": [p.position for p in passages if p.position not in cited],
+        "judgment_choices": judgments.JUDGMENTS,
+        "position": queue_ids.index(claim.pk) + 1 if claim.pk in queue_ids else None,
+        "assigned": len(queue_ids),
+        "done": queue.filter(sheet_status=AuditSheet.Status.SUBMITTED).count(),
+        "next_url": reverse("audit:review-claim", args=[next_id]) if next_id else "",
+        "siblings": claim.parent.atomic_claims.count() if claim.parent_id else 0,
+        "can_reopen": submitted and not Adjudication.objects.filter(claim=claim).exists(),
+        "can_split": (
+            audit_set.allow_reviewer_split
+            and claim.parent_id is None
+            and not submitted
+            and not values["judgment"]
+        ),
+        "problems": problems,
+        "stale": stale,
+        "save_state": "stale" if stale else "idle",
+        "my_flags": _my_flags(request, claim),
+        "flag_form": FlagForm(),
+    }
+    return render(request, "audit/review.html", ctx, status=status)

@@ -1,0 +1,474 @@
+import json
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from audit import services
+from audit.models import Answer, Assignment, AuditSet, AuditSheet, Claim, GuidelineFlag
+from audit.services import SheetData
+from tests.conftest import import_file
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def opened(handmade, reviewer_a, reviewer_b, lead):
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    return handmade
+
+
+@pytest.fixture
+def claim():
+    return Claim.objects.get(answer__external_id="hm-1-a", order=0)
+
+
+def _evidence(claim: Claim, position: int, needle: str) -> str:
+    text = claim.answer.passages.get(position=position).text
+    start = text.index(needle)
+    return f"{position}:{start}:{start + len(needle)}"
+
+
+def _form(version: int = 1, **fields) -> dict:
+    data = {"version": version, "verification_worthy": "on", "active_seconds": 0}
+    data.update(fields)
+    return data
+
+
+def _save(client, claim: Claim, **fields):
+    return client.post(reverse("audit:review-save", args=[claim.pk]), _form(**fields), **HTMX)
+
+
+def _submitted(user, claim: Claim, **data) -> AuditSheet:
+    sheet = services.sheet_for(claim=claim, reviewer=user)
+    return services.sheet_submit(
+        sheet=sheet, user=user, version=sheet.version, data=SheetData(**data)
+    )
+
+
+# ------------------------------------------------------------------------------ home
+
+
+def test_home_shows_the_reviewers_own_progress_per_set(client_for, opened, reviewer_a, claim):
+    _submitted(reviewer_a, claim, judgment="not_supported")
+
+    response = client_for(reviewer_a).get(reverse("audit:home"))
+
+    rows = [(s.name, s.done, s.assigned) for s in response.context["my_sets"]]
+    assert response.status_code == 200
+    assert rows == [("Calibration", 1, 18)]
+    assert response.context["lead_sets"] is None
+    assert (
+        f'href="{reverse("audit:review-continue", args=[opened.pk])}"' in response.content.decode()
+    )
+
+
+def test_lead_home_lists_every_set_with_progress(client_for, opened, lead, reviewer_a, claim):
+    _submitted(reviewer_a, claim, judgment="not_supported")
+    AuditSet.objects.create(name="Unopened")
+
+    response = client_for(lead).get(reverse("audit:home"))
+
+    rows = [(s.name, s.done, s.assigned) for s in response.context["lead_sets"]]
+    assert sorted(rows) == [("Calibration", 1, 36), ("Unopened", 0, 0)]
+    assert response.context["my_sets"] == []
+
+
+def test_continue_opens_the_next_unfinished_claim_in_answer_order(
+    client_for, opened, reviewer_a, claim
+):
+    client = client_for(reviewer_a)
+    url = reverse("audit:review-continue", args=[opened.pk])
+
+    first = client.get(url)
+    _submitted(reviewer_a, claim, judgment="not_supported")
+    second = client.get(url)
+
+    following = Claim.objects.get(answer__external_id="hm-1-a", order=1)
+    assert first.url == reverse("audit:review-claim", args=[claim.pk])
+    assert second.url == reverse("audit:review-claim", args=[following.pk])
+
+
+def test_continue_with_nothing_left_goes_home(client_for, opened, reviewer_a):
+    Assignment.objects.filter(reviewer=reviewer_a).delete()
+
+    response = client_for(reviewer_a).get(reverse("audit:review-continue", args=[opened.pk]))
+
+    assert response.url == reverse("audit:home")
+
+
+# ----------------------------------------------------------------------- review page
+
+
+def test_review_page_shows_the_claim_in_its_answer_with_hints_and_sentences(
+    client_for, opened, reviewer_a, claim
+):
+    response = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk]))
+
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert (
+        '<mark class="claim current" id="current-claim">'
+        "Full-time employees receive 25 days of paid annual leave per year </mark>"
+    ) in body
+    assert '<p class="claim-statement" id="claim-statement">' + claim.text + "</p>" in body
+    assert body.count('class="sent-toggle" name="evidence"') == 8
+    assert body.count('<label class="sent hl" title="Machine hint: best match #1">') == 1
+    assert body.count('<input type="radio" name="judgment"') == 7
+    assert re.findall(r"<kbd>(\d)</kbd> ([A-Z][a-z ]+)</label>", body) == [
+        ("1", "Supported"),
+        ("2", "Partially supported"),
+        ("3", "Not supported"),
+        ("4", "Contradicted"),
+        ("5", "Wrong citation"),
+        ("6", "Source inaccessible"),
+        ("7", "Unclear"),
+    ]
+    assert response.context["cited"] == [1]
+    assert [p["passage"].position for p in response.context["other_passages"]] == [2]
+
+
+def test_review_page_renders_guidelines_markdown_sanitised(client_for, opened, reviewer_a, claim):
+    opened.guidelines = "**Cited only.** <script>alert(1)</script> [x](javascript:alert(1))"
+    opened.save()
+
+    body = (
+        client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk])).content.decode()
+    )
+
+    assert '<div class="guidelines-body"><p><strong>Cited only.</strong>' in body
+    assert "<script>alert(1)" not in body
+    assert "javascript:" not in body
+
+
+def test_review_page_escapes_imported_text(
+    client_for, audit_set, reviewer_a, reviewer_b, lead, tmp_path
+):
+    payload = "<img src=x onerror=alert(1)>"
+    line = {
+        "question_id": "x1",
+        "question": payload,
+        "system": payload,
+        "answer": f"A claim with {payload} inside [1].",
+        "passages": [{"title": payload, "url": payload, "text": f"Source {payload} here."}],
+    }
+    path = tmp_path / "xss.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    import_file(audit_set, path)
+    services.review_open(
+        audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead
+    )
+
+    body = (
+        client_for(reviewer_a)
+        .get(reverse("audit:review-claim", args=[Claim.objects.get().pk]))
+        .content.decode()
+    )
+
+    assert "<img src=x" not in body
+    assert body.count("&lt;img src=x onerror=alert(1)&gt;") == 7
+
+
+def test_autosave_returns_the_status_partial_with_the_new_version(
+    client_for, opened, reviewer_a, claim
+):
+    evidence = _evidence(claim, 1, "Full-time employees are entitled to 25 days")
+
+    response = _save(
+        client_for(reviewer_a), claim, judgment="supported", evidence=[evidence], notes="ok"
+    )
+
+    body = response.content.decode()
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<div id="save-status" class="save-status" data-state="saved"')
+    assert '<input type="hidden" name="version" value="2">' in body
+    assert (sheet.judgment, sheet.notes, sheet.version, sheet.verification_worthy) == (
+        "supported",
+        "ok",
+        2,
+        True,
+    )
+    assert [e["text"] for e in sheet.evidence] == ["Full-time employees are entitled to 25 days"]
+
+
+def test_a_stale_save_from_a_second_tab_is_refused_with_409(client_for, opened, reviewer_a, claim):
+    client = client_for(reviewer_a)
+    first = _save(client, claim, notes="first tab")
+
+    second = _save(client, claim, notes="second tab")
+
+    body = second.content.decode()
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert (first.status_code, second.status_code) == (200, 409)
+    assert 'data-state="stale"' in body
+    assert "Changed in another tab — reload the page. Nothing from this tab was saved." in body
+    assert '<input type="hidden" name="version" value="1">' in body
+    assert (sheet.notes, sheet.version) == ("first tab", 2)
+
+
+def test_a_stale_submit_without_javascript_shows_the_reload_message(
+    client_for, opened, reviewer_a, claim
+):
+    client = client_for(reviewer_a)
+    _save(client, claim, notes="first tab")
+
+    response = client.post(
+        reverse("audit:review-submit", args=[claim.pk]), _form(judgment="not_supported")
+    )
+
+    assert response.status_code == 409
+    assert "Changed in another tab — reload the page." in response.content.decode()
+    assert AuditSheet.objects.get(claim=claim, reviewer=reviewer_a).status == "draft"
+
+
+def test_an_invalid_save_says_why_and_keeps_the_sheet(client_for, opened, reviewer_a, claim):
+    response = _save(client_for(reviewer_a), claim, evidence=["1:0:99999"])
+
+    assert response.status_code == 400
+    assert "Not saved: Evidence offsets 0–99999 are outside [1]." in response.content.decode()
+    assert AuditSheet.objects.get(claim=claim, reviewer=reviewer_a).version == 1
+
+
+def test_save_without_javascript_redirects_back_to_the_claim(client_for, opened, reviewer_a, claim):
+    response = client_for(reviewer_a).post(
+        reverse("audit:review-save", args=[claim.pk]), _form(notes="plain post")
+    )
+
+    assert response.url == reverse("audit:review-claim", args=[claim.pk])
+    assert AuditSheet.objects.get(claim=claim, reviewer=reviewer_a).notes == "plain post"
+
+
+def test_an_htmx_save_after_the_session_ended_gets_401(client, opened, claim):
+    response = _save(client, claim, notes="late")
+
+    assert response.status_code == 401
+    assert AuditSheet.objects.count() == 0
+
+
+def test_submit_opens_the_next_claim(client_for, opened, reviewer_a, claim):
+    evidence = _evidence(claim, 1, "Full-time employees are entitled to 25 days")
+
+    response = client_for(reviewer_a).post(
+        reverse("audit:review-submit", args=[claim.pk]),
+        _form(judgment="supported", evidence=[evidence], active_seconds=40),
+    )
+
+    following = Claim.objects.get(answer__external_id="hm-1-a", order=1)
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert response.url == reverse("audit:review-claim", args=[following.pk])
+    assert (sheet.status, sheet.judgment, len(sheet.evidence)) == ("submitted", "supported", 1)
+
+
+def test_submit_without_evidence_for_supported_says_what_is_missing(
+    client_for, opened, reviewer_a, claim
+):
+    response = client_for(reviewer_a).post(
+        reverse("audit:review-submit", args=[claim.pk]), _form(judgment="supported", notes="n")
+    )
+
+    assert response.status_code == 200
+    assert response.context["problems"] == ["“Supported” needs at least one evidence sentence."]
+    assert response.context["values"]["notes"] == "n"
+    assert AuditSheet.objects.get(claim=claim, reviewer=reviewer_a).status == "draft"
+
+
+def test_reopen_returns_a_submitted_sheet_to_draft(client_for, opened, reviewer_a, claim):
+    _submitted(reviewer_a, claim, judgment="not_supported")
+    client = client_for(reviewer_a)
+
+    response = client.post(reverse("audit:review-reopen", args=[claim.pk]))
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert response.url == reverse("audit:review-claim", args=[claim.pk])
+    assert (sheet.status, sheet.history.count()) == ("draft", 3)
+    page = client.get(response.url)
+    assert page.context["submitted"] is False
+
+
+def test_flag_for_guideline_update_returns_the_flag_partial(client_for, opened, reviewer_a, claim):
+    response = client_for(reviewer_a).post(
+        reverse("audit:flag-raise", args=[claim.pk]),
+        _form(flag_comment="Does 'per year' need its own evidence?"),
+        **HTMX,
+    )
+
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<div id="flag-status"')
+    assert "You flagged: Does &#x27;per year&#x27; need its own evidence?" in body
+    assert list(GuidelineFlag.objects.values_list("comment", "raised_by__username")) == [
+        ("Does 'per year' need its own evidence?", "rev_a")
+    ]
+
+
+# --------------------------------------------------------------- blindness, permissions
+
+
+def test_reviewer_cannot_open_a_claim_not_assigned_to_them(client_for, opened, reviewer_a, claim):
+    Assignment.objects.filter(claim=claim, reviewer=reviewer_a).delete()
+    client = client_for(reviewer_a)
+
+    statuses = [
+        client.get(reverse("audit:review-claim", args=[claim.pk])).status_code,
+        client.post(reverse("audit:review-save", args=[claim.pk]), _form()).status_code,
+        client.post(reverse("audit:review-submit", args=[claim.pk]), _form()).status_code,
+        client.post(reverse("audit:review-reopen", args=[claim.pk])).status_code,
+        client.post(reverse("audit:flag-raise", args=[claim.pk]), _form()).status_code,
+        client.get(reverse("audit:review-claim", args=[999999])).status_code,
+    ]
+
+    assert statuses == [404, 404, 404, 404, 404, 404]
+    assert AuditSheet.objects.filter(reviewer=reviewer_a).count() == 0
+
+
+def test_unassigned_lead_and_outsider_get_404(client_for, opened, lead, claim):
+    outsider = UserFactory(username="outsider", role="reviewer")
+
+    assert client_for(lead).get(reverse("audit:review-claim", args=[claim.pk])).status_code == 404
+    assert (
+        client_for(outsider).get(reverse("audit:review-claim", args=[claim.pk])).status_code == 404
+    )
+    assert (
+        client_for(outsider).get(reverse("audit:review-continue", args=[opened.pk])).status_code
+        == 404
+    )
+
+
+def test_reviewer_removed_from_the_set_loses_access(client_for, opened, reviewer_a, claim):
+    opened.reviewers.remove(reviewer_a)
+
+    response = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk]))
+
+    assert response.status_code == 404
+
+
+def test_reviewer_cannot_write_another_sheet_by_changing_an_id(
+    client_for, opened, reviewer_a, reviewer_b, claim
+):
+    theirs = services.sheet_for(claim=claim, reviewer=reviewer_b)
+    Assignment.objects.filter(claim=claim, reviewer=reviewer_a).delete()
+    own = Claim.objects.get(answer__external_id="hm-1-a", order=1)
+    client = client_for(reviewer_a)
+
+    into_their_claim = _save(client, claim, notes="overwrite")
+    with_their_ids = _save(client, own, notes="mine", sheet=theirs.pk, reviewer=reviewer_b.pk)
+
+    theirs.refresh_from_db()
+    assert (into_their_claim.status_code, with_their_ids.status_code) == (404, 200)
+    assert (theirs.notes, theirs.version) == ("", 1)
+    assert AuditSheet.objects.get(claim=own, reviewer=reviewer_a).notes == "mine"
+
+
+def test_every_post_needs_the_csrf_token(opened, reviewer_a, claim):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(reviewer_a)
+    urls = [
+        reverse("audit:review-save", args=[claim.pk]),
+        reverse("audit:review-submit", args=[claim.pk]),
+        reverse("audit:review-reopen", args=[claim.pk]),
+        reverse("audit:flag-raise", args=[claim.pk]),
+        reverse("audit:claim-split", args=[claim.pk]),
+        reverse("audit:review-open", args=[opened.pk]),
+        reverse("audit:reviewer-replace", args=[opened.pk]),
+    ]
+
+    statuses = [client.post(url, _form(notes="x"), **HTMX).status_code for url in urls]
+
+    assert statuses == [403] * len(urls)
+    assert AuditSheet.objects.count() == 0
+
+
+def test_the_review_page_carries_the_csrf_token_for_htmx(client_for, opened, reviewer_a, claim):
+    body = (
+        client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk])).content.decode()
+    )
+
+    assert re.search(r"<body hx-headers='\{\"x-csrftoken\": \"\w+\"\}'>", body)
+    assert re.search(r'<input type="hidden" name="csrfmiddlewaretoken" value="\w+">', body)
+
+
+def test_reviewer_cannot_see_other_sheet_before_submit(
+    client_for, opened, reviewer_a, reviewer_b, claim
+):
+    secret = "B-SECRET-NOTE-7731"
+    b_sheet = services.sheet_for(claim=claim, reviewer=reviewer_b)
+    b_sheet = services.sheet_save(
+        sheet=b_sheet,
+        user=reviewer_b,
+        version=1,
+        data=SheetData(judgment="contradicted", notes=secret, unsupported_assertions=(secret,)),
+    )
+    services.guideline_flag_raise(claim=claim, user=reviewer_b, comment=secret)
+    client = client_for(reviewer_a)
+    home_before = [
+        (s.done, s.assigned) for s in client.get(reverse("audit:home")).context["my_sets"]
+    ]
+
+    page = client.get(reverse("audit:review-claim", args=[claim.pk]))
+    saved = _save(client, claim, notes="mine")
+    services.sheet_submit(sheet=b_sheet, user=reviewer_b, version=b_sheet.version)
+    page_after_b = client.get(reverse("audit:review-claim", args=[claim.pk]))
+    home_after = [
+        (s.done, s.assigned) for s in client.get(reverse("audit:home")).context["my_sets"]
+    ]
+    answer_page = client.get(claim.answer.get_absolute_url())
+
+    for response in (page, saved, page_after_b, answer_page):
+        body = response.content.decode()
+        assert secret not in body
+        assert "contradicted" not in body.replace('value="contradicted"', "")
+    assert page.context["values"]["judgment"] == ""
+    assert page_after_b.context["my_flags"] == []
+    assert " checked><kbd>" not in page_after_b.content.decode()
+    assert home_before == home_after == [(0, 18)]
+
+
+# ----------------------------------------------------------------------------- splits
+
+
+def test_reviewer_split_needs_the_set_to_allow_it(client_for, opened, reviewer_a, claim):
+    client = client_for(reviewer_a)
+    url = reverse("audit:claim-split", args=[claim.pk])
+    refused = client.get(url)
+    opened.allow_reviewer_split = True
+    opened.save()
+
+    response = client.post(url, {"parts": "Full-time employees get 25 days.\nThe days are paid."})
+
+    children = list(Claim.objects.filter(parent=claim).order_by("order"))
+    assert refused.status_code == 403
+    assert [c.text for c in children] == ["Full-time employees get 25 days.", "The days are paid."]
+    assert response.url == reverse("audit:review-claim", args=[children[0].pk])
+    page = client.get(response.url)
+    assert page.context["siblings"] == 2
+    assert "atomic fact 1 of 2" in page.content.decode()
+
+
+def test_split_form_reads_citation_markers_per_line(client_for, opened, lead):
+    parent = Claim.objects.get(answer__external_id="hm-1-a", order=1)
+
+    response = client_for(lead).post(
+        reverse("audit:claim-split", args=[parent.pk]),
+        {"parts": "Part-time staff receive leave.\nIt is pro rata [2]"},
+    )
+
+    children = list(Claim.objects.filter(parent=parent).order_by("order"))
+    assert response.url == reverse("audit:set-claims", args=[opened.pk])
+    assert [(c.text, sorted(c.citations.values_list("position", flat=True))) for c in children] == [
+        ("Part-time staff receive leave.", [1, 2]),
+        ("It is pro rata", [2]),
+    ]
+
+
+def test_answer_is_unchanged_by_a_split(client_for, opened, lead):
+    parent = Claim.objects.get(answer__external_id="hm-1-a", order=1)
+    client_for(lead).post(reverse("audit:claim-split", args=[parent.pk]), {"parts": "One.\nTwo."})
+
+    response = client_for(lead).get(Answer.objects.get(external_id="hm-1-a").get_absolute_url())
+
+    assert len(response.context["rows"]) == 4

@@ -1,0 +1,218 @@
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from audit import services
+from audit.models import Adjudication, Assignment, AuditSheet, Claim
+from audit.services import SheetData
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def opened(handmade, reviewer_a, reviewer_b, lead):
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    return handmade
+
+
+def _claim(answer_id: str, order: int) -> Claim:
+    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
+
+
+def _submit(user, claim: Claim, judgment: str, seconds: int = 0) -> AuditSheet:
+    sheet = services.sheet_for(claim=claim, reviewer=user)
+    AuditSheet.objects.filter(pk=sheet.pk).update(
+        updated_at=timezone.now() - timedelta(seconds=600)
+    )
+    sheet.refresh_from_db()
+    return services.sheet_submit(
+        sheet=sheet,
+        user=user,
+        version=sheet.version,
+        data=SheetData(judgment=judgment),
+        active_seconds=seconds,
+    )
+
+
+def test_lead_opens_a_set_for_review_through_the_form(
+    client_for, handmade, lead, reviewer_a, reviewer_b
+):
+    response = client_for(lead).post(
+        reverse("audit:review-open", args=[handmade.pk]),
+        {"reviewers": [reviewer_a.pk, reviewer_b.pk], "overlap": 2, "allow_reviewer_split": "on"},
+    )
+
+    handmade.refresh_from_db()
+    assert response.url == reverse("audit:set-progress", args=[handmade.pk])
+    assert Assignment.objects.count() == 36
+    assert (handmade.overlap, handmade.allow_reviewer_split) == (2, True)
+
+
+def test_open_form_offers_only_reviewers_and_checks_the_overlap(
+    client_for, handmade, lead, reviewer_a
+):
+    url = reverse("audit:review-open", args=[handmade.pk])
+    form = client_for(lead).get(url).context["form"]
+
+    response = client_for(lead).post(url, {"reviewers": [reviewer_a.pk], "overlap": 2})
+
+    assert [u.username for u in form.fields["reviewers"].queryset] == ["rev_a", "rev_b"]
+    assert response.status_code == 200
+    assert response.context["form"].non_field_errors() == [
+        "An overlap of 2 needs at least 2 reviewers."
+    ]
+    assert Assignment.objects.count() == 0
+
+
+def test_progress_page_counts_each_reviewer(client_for, opened, lead, reviewer_a, reviewer_b):
+    _submit(reviewer_a, _claim("hm-1-a", 0), "not_supported", seconds=60)
+    _submit(reviewer_a, _claim("hm-1-a", 1), "not_supported", seconds=100)
+    _submit(reviewer_a, _claim("hm-1-a", 2), "not_supported", seconds=110)
+    services.sheet_for(claim=_claim("hm-1-a", 3), reviewer=reviewer_a)
+    _submit(reviewer_b, _claim("hm-1-a", 0), "contradicted", seconds=90)
+    services.guideline_flag_raise(claim=_claim("hm-1-a", 0), user=reviewer_b, comment="Which year?")
+
+    response = client_for(lead).get(reverse("audit:set-progress", args=[opened.pk]))
+
+    rows = [
+        (
+            r.username,
+            r.assigned,
+            r.submitted,
+            r.drafts,
+            r.median_seconds,
+            r.claims_per_hour,
+            r.flags,
+        )
+        for r in response.context["rows"]
+    ]
+    assert rows == [
+        ("rev_a", 18, 3, 1, 100, 40.0, 0),
+        ("rev_b", 18, 1, 0, 90, 40.0, 1),
+    ]
+    assert (response.context["submitted"], response.context["assigned"]) == (4, 36)
+    assert "Which year?" in response.content.decode()
+
+
+def test_lead_pages_are_404_for_reviewers(client_for, opened, reviewer_a):
+    client = client_for(reviewer_a)
+    urls = [
+        reverse("audit:set-progress", args=[opened.pk]),
+        reverse("audit:set-claims", args=[opened.pk]),
+        reverse("audit:review-open", args=[opened.pk]),
+    ]
+
+    statuses = [client.get(url).status_code for url in urls]
+    statuses.append(
+        client.post(
+            reverse("audit:reviewer-replace", args=[opened.pk]),
+            {"leaving": reviewer_a.pk, "joining": reviewer_a.pk},
+        ).status_code
+    )
+
+    assert statuses == [404, 404, 404, 404]
+
+
+def test_claims_table_shows_each_review_status(client_for, opened, lead, reviewer_a, reviewer_b):
+    same, differ, half, judged, lone = (
+        _claim("hm-1-a", 0),
+        _claim("hm-1-a", 1),
+        _claim("hm-1-a", 2),
+        _claim("hm-1-a", 3),
+        _claim("hm-2-a", 0),
+    )
+    for claim, (a, b) in {
+        same: ("not_supported", "not_supported"),
+        differ: ("not_supported", "contradicted"),
+        judged: ("not_supported", "not_supported"),
+    }.items():
+        _submit(reviewer_a, claim, a)
+        _submit(reviewer_b, claim, b)
+    _submit(reviewer_a, half, "not_supported")
+    Adjudication.objects.create(claim=judged, judgment="not_supported", source="unanimous")
+    Assignment.objects.filter(claim=lone).delete()
+    url = reverse("audit:set-claims", args=[opened.pk])
+    client = client_for(lead)
+
+    def pks(status: str) -> list[int]:
+        table = client.get(url, {"status": status}).context["table"]
+        return [row.record.pk for row in table.rows]
+
+    assert pks("submitted") == [same.pk]
+    assert pks("disagreement") == [differ.pk]
+    assert pks("partly_submitted") == [half.pk]
+    assert pks("adjudicated") == [judged.pk]
+    assert pks("unassigned") == [lone.pk]
+    assert len(pks("in_review")) == 13
+    body = client.get(url, {"status": "partly_submitted"}).content.decode()
+    assert '<span class="status status-partly_submitted">1 of 2</span>' in body
+
+
+def test_claims_table_filters_by_reviewer_label_and_text(client_for, opened, lead, reviewer_a):
+    carol = UserFactory(username="carol", role="reviewer")
+    Assignment.objects.filter(claim=_claim("hm-3-a", 0), reviewer=reviewer_a).update(reviewer=carol)
+    url = reverse("audit:set-claims", args=[opened.pk])
+    client = client_for(lead)
+
+    by_reviewer = client.get(url, {"reviewer": carol.pk}).context["table"]
+    by_label = client.get(url, {"label": "likely"}).context["table"]
+    by_text = client.get(url, {"text": "overtime"}).context["table"]
+
+    assert [r.record.pk for r in by_reviewer.rows] == [_claim("hm-3-a", 0).pk]
+    assert sorted(r.record.pk for r in by_label.rows) == [
+        _claim("hm-3-a", 1).pk,
+        _claim("hm-4-a", 1).pk,
+    ]
+    assert [r.record.pk for r in by_text.rows] == [_claim("hm-3-a", 0).pk]
+
+
+def test_claims_table_htmx_request_gets_only_the_table(client_for, opened, lead):
+    response = client_for(lead).get(
+        reverse("audit:set-claims", args=[opened.pk]), {"status": "in_review"}, **HTMX
+    )
+
+    assert response.content.decode().lstrip().startswith('<div id="results">')
+
+
+def test_claims_table_never_loads_answer_or_passage_text(client_for, opened, lead):
+    client = client_for(lead)
+    url = reverse("audit:set-claims", args=[opened.pk])
+
+    with CaptureQueriesContext(connection) as few:
+        client.get(url, {"status": "in_review"})
+    services.claim_split(
+        claim=_claim("hm-1-a", 0),
+        parts=[services.AtomicPart("a"), services.AtomicPart("b")],
+        by=lead,
+    )
+    with CaptureQueriesContext(connection) as more:
+        client.get(url, {"status": "in_review"})
+
+    sql = " ".join(q["sql"] for q in more.captured_queries)
+    assert len(few.captured_queries) == len(more.captured_queries)
+    assert '"audit_answer"."text"' not in sql
+    assert '"audit_passage"."text"' not in sql
+    assert '"audit_claim"."text" LIKE' not in sql
+
+
+def test_reviewer_replace_form_moves_open_claims(client_for, opened, lead, reviewer_a):
+    carol = UserFactory(username="carol", role="reviewer")
+    _submit(reviewer_a, _claim("hm-1-a", 0), "not_supported")
+
+    response = client_for(lead).post(
+        reverse("audit:reviewer-replace", args=[opened.pk]),
+        {"leaving": reviewer_a.pk, "joining": carol.pk},
+    )
+
+    assert response.url == reverse("audit:set-progress", args=[opened.pk])
+    assert (
+        Assignment.objects.filter(reviewer=reviewer_a).count(),
+        Assignment.objects.filter(reviewer=carol).count(),
+    ) == (1, 17)
