@@ -1,0 +1,273 @@
+"""Load test: 50 reviewers doing the real review flow against gunicorn on PostgreSQL.
+
+    .venv/bin/python bench/load_test.py [--reviewers 50] [--seconds 60]
+
+Creates a fresh PostgreSQL database on 127.0.0.1 (loopback only), imports a synthetic set,
+opens it for review, starts `manage.py serve` (gunicorn) and lets every virtual reviewer
+open the next claim, toggle evidence (autosaves) and submit, for a bounded time. Then it
+checks the database: every sheet a client saw submitted is submitted, with that client's
+judgment, and no sheet belongs to anyone but its reviewer. Prints requests/s, p50/p95/p99
+and errors. Exits non-zero when anything was lost or overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+DB = "citeaudit_load"
+PG = "postgres://postgres@127.0.0.1:5432"
+PASSWORD = "load-test-password"
+JUDGMENTS = ["supported", "partially_supported", "not_supported", "contradicted", "unclear"]
+
+_VERSION = re.compile(r'name="version" value="(\d+)"')
+_EVIDENCE = re.compile(r'name="evidence" value="(\d+:\d+:\d+)"')
+_CLAIM = re.compile(r"/claims/(\d+)/review/")
+
+
+def prepare(answers: int, reviewers: int) -> int:
+    subprocess.run(["psql", PG + "/postgres", "-qc", f"DROP DATABASE IF EXISTS {DB}"], check=True)
+    subprocess.run(["psql", PG + "/postgres", "-qc", f"CREATE DATABASE {DB}"], check=True)
+    os.environ["DATABASE_URL"] = f"{PG}/{DB}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+    import django
+
+    django.setup()
+    from bench_import import make_alce
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+
+    from audit import services
+    from audit.formats import parse_file
+    from audit.models import AuditSet
+
+    call_command("migrate", verbosity=0)
+    audit_set = AuditSet.objects.create(name="Load test")
+    payload = json.dumps(make_alce(answers)).encode()
+    services.answers_import(
+        audit_set=audit_set,
+        parsed=parse_file(payload, "load.json"),
+        filename="load.json",
+        sha256="load",
+    )
+    group = Group.objects.get(name="reviewer")
+    users = []
+    for i in range(reviewers):
+        user = User.objects.create_user(f"load{i:02d}", password=PASSWORD)
+        user.groups.add(group)
+        users.append(user)
+    lead = User.objects.create_superuser("loadlead", password=PASSWORD)
+    services.review_open(audit_set=audit_set, reviewers=users, overlap=2, by=lead)
+    return audit_set.pk
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.latencies: dict[str, list[float]] = defaultdict(list)
+        self.errors: list[str] = []
+        self.submitted: dict[int, tuple[str, str]] = {}  # sheet key -> (user, judgment)
+
+    def record(self, kind: str, seconds: float) -> None:
+        with self.lock:
+            self.latencies[kind].append(seconds)
+
+
+def reviewer(base: str, name: str, set_pk: int, stop: float, stats: Stats, seed: int) -> None:
+    # A failed request is already counted as an error; that virtual reviewer stops.
+    with contextlib.suppress(requests.RequestException):
+        _review_until(base, name, set_pk, stop, stats, seed)
+
+
+def _review_until(base: str, name: str, set_pk: int, stop: float, stats: Stats, seed: int):
+    rng = random.Random(seed)
+    s = requests.Session()
+
+    def call(kind: str, method: str, url: str, **kw):
+        start = time.perf_counter()
+        try:
+            response = s.request(method, base + url, timeout=30, **kw)
+        except requests.RequestException as error:
+            with stats.lock:
+                stats.errors.append(f"{kind} {url}: {type(error).__name__}")
+            raise
+        stats.record(kind, time.perf_counter() - start)
+        if response.status_code >= 500 or response.status_code in (403, 404, 409):
+            with stats.lock:
+                stats.errors.append(f"{kind} {url}: HTTP {response.status_code}")
+        return response
+
+    call("login-page", "GET", "/login/")
+    call(
+        "login",
+        "POST",
+        "/login/",
+        data={
+            "username": name,
+            "password": PASSWORD,
+            "csrfmiddlewaretoken": s.cookies["csrftoken"],
+        },
+    )
+    while time.time() < stop:
+        page = call("open-next", "GET", f"/sets/{set_pk}/continue/")
+        found = _CLAIM.search(page.url)
+        if not found:
+            return  # nothing left to review
+        claim = found.group(1)
+        version = int(_VERSION.search(page.text).group(1))
+        sentences = _EVIDENCE.findall(page.text)
+        headers = {"HX-Request": "true", "X-CSRFToken": s.cookies["csrftoken"]}
+        chosen: list[str] = []
+        judgment = rng.choice(JUDGMENTS)
+        for _ in range(2):  # toggle evidence: each toggle autosaves
+            if sentences:
+                chosen = sorted(set(chosen) ^ {rng.choice(sentences)})
+            saved = call(
+                "autosave",
+                "POST",
+                f"/claims/{claim}/review/save/",
+                headers=headers,
+                data={
+                    "version": version,
+                    "judgment": judgment,
+                    "evidence": chosen,
+                    "verification_worthy": "on",
+                    "active_seconds": 3,
+                },
+            )
+            match = _VERSION.search(saved.text)
+            if saved.status_code != 200 or not match:
+                break
+            version = int(match.group(1))
+        if not chosen and sentences:
+            chosen = [sentences[0]]
+        done = call(
+            "submit",
+            "POST",
+            f"/claims/{claim}/review/submit/",
+            headers={"X-CSRFToken": s.cookies["csrftoken"]},
+            allow_redirects=False,
+            data={
+                "version": version,
+                "judgment": judgment,
+                "evidence": chosen,
+                "verification_worthy": "on",
+                "active_seconds": 2,
+            },
+        )
+        if done.status_code in (302, 303):
+            with stats.lock:
+                stats.submitted[(int(claim), name)] = judgment
+        elif done.status_code < 500:
+            with stats.lock:
+                stats.errors.append(f"submit claim {claim}: HTTP {done.status_code}")
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reviewers", type=int, default=50)
+    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--answers", type=int, default=2000)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--workers", type=int, default=5)
+    args = parser.parse_args()
+
+    set_pk = prepare(args.answers, args.reviewers)
+    env = {**os.environ, "DJANGO_DEBUG": "0", "DATABASE_URL": f"{PG}/{DB}"}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "manage.py",
+            "serve",
+            f"--bind=127.0.0.1:{args.port}",
+            f"--workers={args.workers}",
+            "--no-migrate",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{args.port}"
+    try:
+        for _ in range(100):
+            try:
+                requests.get(base + "/login/", timeout=5)
+                break
+            except requests.RequestException:
+                time.sleep(0.2)
+        stats = Stats()
+        stop = time.time() + args.seconds
+        threads = [
+            threading.Thread(target=reviewer, args=(base, f"load{i:02d}", set_pk, stop, stats, i))
+            for i in range(args.reviewers)
+        ]
+        started = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - started
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+
+    from django.db.models import Exists, OuterRef
+
+    from audit.models import Assignment, AuditSheet
+
+    lost = []
+    for (claim, name), judgment in stats.submitted.items():
+        sheet = AuditSheet.objects.filter(claim_id=claim, reviewer__username=name).first()
+        if sheet is None or sheet.status != "submitted" or sheet.judgment != judgment:
+            lost.append((claim, name))
+    assigned = Assignment.objects.filter(claim=OuterRef("claim"), reviewer=OuterRef("reviewer"))
+    foreign = AuditSheet.objects.filter(~Exists(assigned))
+    everything = [x for k, v in stats.latencies.items() if k != "setup" for x in v]
+    total = len(everything)
+    print(
+        f"{args.reviewers} reviewers, {elapsed:.0f} s, {total} requests, "
+        f"{total / elapsed:.1f} req/s, errors {len(stats.errors)}"
+    )
+    print(f"{'request':12} {'n':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}")
+    for kind, values in sorted(stats.latencies.items()) + [("review flow", everything)]:
+        print(
+            f"{kind:12} {len(values):6} {percentile(values, 0.5):8.0f} "
+            f"{percentile(values, 0.95):8.0f} {percentile(values, 0.99):8.0f}"
+        )
+    print(
+        f"submitted by clients {len(stats.submitted)}, lost or changed {len(lost)}, "
+        f"sheets not owned by an assignee {foreign.count()}"
+    )
+    for error in stats.errors[:10]:
+        print("  error:", error)
+    median = statistics.median(everything) * 1000 if everything else 0
+    print(f"median {median:.0f} ms")
+    sys.exit(1 if lost or foreign.exists() or stats.errors else 0)
+
+
+if __name__ == "__main__":
+    main()
