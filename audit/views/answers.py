@@ -5,12 +5,14 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.http import require_safe
 
 from audit import display, evidence, matching, selectors
 from audit.models import AuditSheet, Claim
 from audit.roles import is_lead
 
 
+@require_safe
 @login_required
 def answer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     answer = selectors.answer_for_user(user=request.user, pk=pk)

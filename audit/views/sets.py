@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_safe
 from django_tables2 import RequestConfig
 
 from audit import selectors, services
@@ -36,11 +37,7 @@ def _render_list(request: HttpRequest, template: str, ctx: dict) -> HttpResponse
     return render(request, template, ctx)
 
 
-@login_required
-def home(request: HttpRequest) -> HttpResponse:
-    return redirect("audit:set-list")
-
-
+@require_safe
 @login_required
 def set_list(request: HttpRequest) -> HttpResponse:
     rows = selectors.set_list_rows(user=request.user)
@@ -50,6 +47,7 @@ def set_list(request: HttpRequest) -> HttpResponse:
     return _render_list(request, "audit/set_list.html", {"table": table, "filter": filterset})
 
 
+@require_safe
 @login_required
 def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = selectors.set_for_user(user=request.user, pk=pk)
@@ -76,6 +74,7 @@ def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
+@require_safe
 @login_required
 def label_distribution(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = selectors.set_for_user(user=request.user, pk=pk)

@@ -1,0 +1,139 @@
+"""Authorization matrix: every URL pattern, requested as anonymous, reviewer A, reviewer B and
+a lead, with GET and POST, returns exactly the status written here. A URL pattern without an
+entry fails the test, so a new page cannot ship without deciding who may see it."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from audit import services
+from audit.models import Assignment, AuditSet, Claim
+from tests.conftest import FIXTURES, import_file
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ("anonymous", "reviewer_a", "reviewer_b", "lead")
+LOGIN = 302  # anonymous users are sent to the login page
+# Django's own admin is guarded by is_staff; none of the roles is staff.
+ADMIN_PREFIX = "admin:"
+
+# url name: {method: (anonymous, reviewer A, reviewer B, lead)}
+# Reviewer A is assigned the claim; reviewer B reviews the same set but not that claim.
+# Reviewer B is not a member of the "other" set used for set pages.
+MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
+    # Everyone signed in has a home and a list of the sets they may see.
+    "audit:home": {"GET": (LOGIN, 200, 200, 200), "POST": (LOGIN, 200, 200, 200)},
+    "audit:set-list": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
+    "audit:set-create": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:set-detail": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
+    "audit:label-distribution": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
+    # Continue redirects to the reviewer's own next claim (a lead has none: home).
+    "audit:review-continue": {"GET": (LOGIN, 302, 302, 302), "POST": (LOGIN, 302, 302, 302)},
+    "audit:set-progress": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    "audit:set-claims": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    "audit:review-open": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    "audit:reviewer-replace": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 404, 404, 302)},
+    "audit:import": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:answer-detail": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
+    # A claim's review page exists only for the reviewer it is assigned to.
+    "audit:review-claim": {"GET": (LOGIN, 200, 404, 404), "POST": (LOGIN, 200, 404, 404)},
+    "audit:review-save": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 400, 404, 404)},
+    "audit:review-submit": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 200, 404, 404)},
+    "audit:review-reopen": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 302, 404, 404)},
+    "audit:flag-raise": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 302, 404, 404)},
+    # Splitting: leads always; the assigned reviewer only where the set allows it (not here).
+    "audit:claim-split": {"GET": (LOGIN, 403, 404, 200), "POST": (LOGIN, 403, 404, 200)},
+    "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
+    "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
+}
+
+
+def _patterns(resolver: URLResolver, prefix: str = "", namespace: str = "") -> list[tuple]:
+    found = []
+    for entry in resolver.url_patterns:
+        if isinstance(entry, URLResolver):
+            ns = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+            found += _patterns(entry, prefix + str(entry.pattern), ns)
+        elif isinstance(entry, URLPattern) and entry.name:
+            found.append((f"{namespace}{entry.name}", prefix + str(entry.pattern)))
+    return found
+
+
+def all_url_names() -> list[tuple[str, str]]:
+    return [(n, r) for n, r in _patterns(get_resolver()) if not n.startswith(ADMIN_PREFIX)]
+
+
+@pytest.fixture
+def world(lead):
+    reviewer_a = UserFactory(username="rev_a", role="reviewer")
+    reviewer_b = UserFactory(username="rev_b", role="reviewer")
+    audit_set = AuditSet.objects.create(name="Matrix")
+    import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
+    services.review_open(
+        audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=1, by=lead
+    )
+    claim = Claim.objects.filter(assignments__reviewer=reviewer_a).order_by("pk").first()
+    assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
+    return {
+        "users": {
+            "anonymous": None,
+            "reviewer_a": reviewer_a,
+            "reviewer_b": reviewer_b,
+            "lead": lead,
+        },
+        "set": audit_set,
+        "claim": claim,
+        "answer": claim.answer,
+    }
+
+
+def _url(route: str, world: dict) -> str:
+    pk_for = {
+        "sets/": world["set"].pk,
+        "answers/": world["answer"].pk,
+        "claims/": world["claim"].pk,
+    }
+    url = "/" + route
+    for prefix, pk in pk_for.items():
+        if url.startswith("/" + prefix):
+            url = url.replace("<int:pk>", str(pk))
+    return url.replace("<str:fmt>", "jsonl")
+
+
+def _status(user, method: str, url: str) -> int:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    response = client.get(url) if method == "GET" else client.post(url, {})
+    return response.status_code
+
+
+def test_every_url_pattern_has_an_entry():
+    names = {name for name, _ in all_url_names()}
+
+    assert sorted(names - set(MATRIX)) == []
+    assert sorted(set(MATRIX) - names) == []
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_every_url_answers_each_role_as_written(world, method):
+    actual, expected = {}, {}
+    for name, route in all_url_names():
+        url = _url(route, world)
+        actual[name] = tuple(_status(world["users"][role], method, url) for role in ROLES)
+        expected[name] = MATRIX.get(name, {}).get(method)
+
+    assert actual == expected
+
+
+def test_post_without_csrf_token_is_refused(world):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(world["users"]["reviewer_a"])
+    claim = world["claim"]
+
+    response = client.post(f"/claims/{claim.pk}/review/save/", {"version": 1})
+
+    assert response.status_code == 403
