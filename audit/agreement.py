@@ -16,7 +16,6 @@ from typing import Literal
 
 import krippendorff
 import numpy as np
-from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 
 from audit.judgments import CONTRADICTED, JUDGMENTS, SUPPORTED, WRONG_CITATION
 
@@ -175,6 +174,9 @@ def _finite(value: float) -> float | None:
 
 def _kappa(a: np.ndarray, b: np.ndarray) -> float | None:
     """κ of two aligned arrays of label indices; None when undefined (one shared label)."""
+    # Imported here: scikit-learn costs ~100 MB per web worker that never shows statistics.
+    from sklearn.metrics import cohen_kappa_score
+
     present = np.union1d(a, b)
     if len(a) == 0 or len(present) < 2:
         return None
@@ -508,6 +510,8 @@ def rater_vs_gold(
     pred = np.fromiter((codes[x] for x in y_pred), dtype=np.intp, count=len(y_pred))
     per_label: dict[str, LabelScore] = {}
     if items and matrix.labels:
+        from sklearn.metrics import precision_recall_fscore_support
+
         precision, recall, _f1, support = precision_recall_fscore_support(
             true, pred, labels=np.arange(len(matrix.labels)), zero_division=np.nan
         )

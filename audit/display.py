@@ -114,6 +114,81 @@ def passage_views(
     return views
 
 
+# The matcher's best sentence is marked as a hint, and runners-up only when nearly as good:
+# a page full of marks would read as an answer key.
+MACHINE_HINTS = 3
+NEAR_BEST = 0.75
+
+
+def machine_hints(highlights: list[dict]) -> list[dict]:
+    """The stored highlights the review page marks for reviewers, best first."""
+    top = highlights[:MACHINE_HINTS]
+    return [h for h in top if h["score"] > 0 and h["score"] >= NEAR_BEST * top[0]["score"]]
+
+
+def hint_keys(highlights: list[dict]) -> frozenset[tuple[int, int, int]]:
+    return frozenset((h["passage"], h["start"], h["end"]) for h in machine_hints(highlights))
+
+
+@dataclass
+class MarkedSentence:
+    """A passage sentence on the adjudication page: who chose it, and whether gold has it."""
+
+    key: str  # "passage:start:end", as the evidence checkboxes post it
+    text: str
+    gap: str
+    chosen_by: list[str]  # sheet letters, "A", "B", …
+    hint: bool
+    selected: bool
+
+
+@dataclass
+class MarkedPassage:
+    passage: Passage
+    sentences: list[MarkedSentence]
+    cited: bool
+    chosen: bool  # a reviewer chose evidence here, or named it as the right citation
+
+
+def marked_passages(
+    passages: list[Passage],
+    *,
+    cited: set[int],
+    chosen: dict[str, set[tuple[int, int, int]]],
+    hints: frozenset[tuple[int, int, int]],
+    selected: set[tuple[int, int, int]],
+    named: set[int] = frozenset(),
+) -> list[MarkedPassage]:
+    """Passages split into sentences marked with each sheet's evidence (by letter), the
+    matcher's hints and the gold selection. `named` are positions a sheet named as the
+    right citation."""
+    views = []
+    for view in passage_views(passages, {}):
+        position = view.passage.position
+        sentences = []
+        for s in view.sentences:
+            key = (position, s.start, s.end)
+            sentences.append(
+                MarkedSentence(
+                    key=f"{position}:{s.start}:{s.end}",
+                    text=s.text,
+                    gap=s.gap,
+                    chosen_by=[letter for letter, keys in chosen.items() if key in keys],
+                    hint=key in hints,
+                    selected=key in selected,
+                )
+            )
+        views.append(
+            MarkedPassage(
+                passage=view.passage,
+                sentences=sentences,
+                cited=position in cited,
+                chosen=position in named or any(s.chosen_by for s in sentences),
+            )
+        )
+    return views
+
+
 def excerpt(text: str, start: int, end: int, limit: int = 300) -> str:
     piece = text[start:end]
     return piece if len(piece) <= limit else piece[: limit - 1] + "…"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import django_filters
 from django.contrib.auth import get_user_model
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
-from audit import selectors
-from audit.models import Answer, AuditSet, Claim, ClaimCheck
+from audit import judgments, selectors
+from audit.models import Answer, AuditSet, AuditSheet, Claim, ClaimCheck, Severity
 
 
 class AuditSetFilter(django_filters.FilterSet):
@@ -71,3 +71,50 @@ class ClaimReviewFilter(django_filters.FilterSet):
 
     def filter_reviewer(self, queryset: QuerySet[Claim], name: str, value) -> QuerySet[Claim]:
         return queryset.filter(assignments__reviewer=value)
+
+
+class AnyYesNo(django_filters.widgets.BooleanWidget):
+    """A yes/no filter whose empty choice reads "any", not "Unknown"."""
+
+    def __init__(self, attrs: dict | None = None) -> None:
+        super().__init__(attrs)
+        self.choices = [("", "any"), ("true", "yes"), ("false", "no")]
+
+
+class AdjudicationQueueFilter(django_filters.FilterSet):
+    severity = django_filters.ChoiceFilter(
+        choices=Severity.choices, empty_label="any reason", label="Why"
+    )
+    judgment = django_filters.ChoiceFilter(
+        choices=judgments.JUDGMENTS,
+        method="filter_judgment",
+        empty_label="any judgment",
+        label="A reviewer said",
+    )
+    fast = django_filters.BooleanFilter(
+        field_name="has_fast",
+        label=f"A sheet done in under {selectors.FAST_SECONDS} s",
+        widget=AnyYesNo,
+    )
+    label = django_filters.ChoiceFilter(
+        choices=ClaimCheck.Label.choices, empty_label="any machine label", label="Machine label"
+    )
+    system = django_filters.ChoiceFilter(
+        field_name="answer__system", choices=[], empty_label="any system", label="System"
+    )
+
+    class Meta:
+        model = Claim
+        fields = ["severity", "judgment", "fast", "label", "system"]
+
+    def __init__(self, *args, audit_set: AuditSet, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.filters["system"].extra["choices"] = [
+            (s, s) for s in selectors.set_systems(audit_set=audit_set)
+        ]
+
+    def filter_judgment(self, queryset: QuerySet[Claim], name: str, value: str) -> QuerySet[Claim]:
+        said = AuditSheet.objects.filter(
+            claim=OuterRef("pk"), status=AuditSheet.Status.SUBMITTED, judgment=value
+        )
+        return queryset.filter(Exists(said))

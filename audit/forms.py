@@ -1,5 +1,6 @@
 """Forms: creating sets and uploading answer files, the review sheet, opening a set for
-review, replacing a reviewer, and splitting a claim into atomic facts."""
+review, replacing a reviewer, splitting a claim into atomic facts, and the lead's
+adjudication, its settings, the agreement dashboard's filters and machine-verdict upload."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from django.contrib.auth import get_user_model
 
 from audit import claims as claim_parsing
 from audit import judgments, selectors
-from audit.models import AuditSet
+from audit.models import Adjudication, AuditSet
+from audit.services.adjudication import GoldData
 from audit.services.review import AtomicPart, EvidenceRef, SheetData
 
-FORMATS = ("native", "alce", "ragas", "expertqa")
+FORMATS = ("native", "alce", "ragas", "expertqa", "citeaudit")
 
 
 class AuditSetForm(forms.ModelForm):
@@ -185,3 +187,87 @@ class ClaimSplitForm(forms.Form):
         if len(parts) < 2:
             raise forms.ValidationError("Give at least two atomic facts, one per line.")
         return parts
+
+
+# ------------------------------------------------------------------------ adjudication
+
+
+class AdjudicationSettingsForm(forms.ModelForm):
+    class Meta:
+        model = AuditSet
+        fields = ["auto_gold", "evidence_jaccard_threshold", "anonymous_adjudication"]
+        widgets = {
+            "evidence_jaccard_threshold": forms.NumberInput(
+                attrs={"step": "0.05", "min": "0", "max": "1"}
+            )
+        }
+
+
+class AdjudicationForm(forms.Form):
+    """What the adjudication page posts: take one sheet whole, or save the merged version."""
+
+    version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+    take = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    judgment = forms.ChoiceField(
+        choices=[("", "—"), *judgments.JUDGMENTS], required=False, widget=forms.RadioSelect
+    )
+    evidence = EvidenceField(required=False)
+    wrong_citation_passage = forms.TypedChoiceField(
+        coerce=int, empty_value=None, required=False, label="Passage that does support it"
+    )
+    verification_worthy = forms.BooleanField(required=False, label="Worth verifying")
+    unsupported_assertions = forms.CharField(
+        required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    reason = forms.ChoiceField(choices=Adjudication.Reason.choices, required=False)
+    note = forms.CharField(required=False, max_length=10000, widget=forms.Textarea)
+    flag = forms.BooleanField(required=False, label="Flag for guideline update")
+    flag_comment = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
+
+    def __init__(self, *args, passage_positions: list[int] = (), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["wrong_citation_passage"].choices = [("", "—")] + [
+            (n, f"[{n}]") for n in passage_positions
+        ]
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if cleaned.get("flag"):
+            comment = (cleaned.get("flag_comment") or cleaned.get("note") or "").strip()
+            if not comment:
+                self.add_error("flag_comment", "Say what the guidelines should settle.")
+            cleaned["flag_comment"] = comment
+        else:
+            cleaned["flag_comment"] = ""
+        return cleaned
+
+    def gold_data(self) -> GoldData:
+        data = self.cleaned_data
+        return GoldData(
+            judgment=data["judgment"],
+            evidence=data["evidence"],
+            wrong_citation_passage=data["wrong_citation_passage"],
+            verification_worthy=data["verification_worthy"],
+            unsupported_assertions=tuple(data["unsupported_assertions"].splitlines()),
+        )
+
+
+class DashboardFilterForm(forms.Form):
+    system = forms.ChoiceField(required=False, label="System")
+    pair = forms.ChoiceField(required=False, label="Reviewer pair")
+
+    def __init__(self, *args, systems: list[str], pairs: list[tuple[str, str]], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["system"].choices = [("", "all systems")] + [(s, s) for s in systems]
+        self.fields["pair"].choices = [("", "all reviewers")] + pairs
+
+
+class VerdictUploadForm(forms.Form):
+    file = forms.FileField(
+        allow_empty_file=True,
+        label="Verdict file (JSONL)",
+        help_text=(
+            "One verdict per line: judge, answer_id, claim_index (0-based) or claim_text, "
+            "judgment, optional evidence (list of quotes) and rationale."
+        ),
+    )

@@ -4,6 +4,7 @@ audit sheets, the leads' adjudications, and the matcher's stored checks."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 from simple_history.models import HistoricalRecords
@@ -19,6 +20,20 @@ class Judgment(models.TextChoices):
     WRONG_CITATION = judgments.WRONG_CITATION, "Wrong citation"
     INACCESSIBLE = judgments.INACCESSIBLE, "Source inaccessible"
     UNCLEAR = judgments.UNCLEAR, "Unclear"
+
+
+class Severity(models.IntegerChoices):
+    """Why a claim whose sheets are all in waits for a lead; lower comes first in the queue.
+
+    The first four mirror audit.agreement.Severity; CONFIRM is a claim the reviewers agree on
+    without being identical (or any claim, when the set makes no gold by itself).
+    """
+
+    CONTRADICTED_VS_SUPPORTED = 0, "Contradicted vs supported"
+    JUDGMENT = 1, "Judgments differ"
+    WRONG_PASSAGE = 2, "Wrong-citation passage differs"
+    EVIDENCE = 3, "Evidence differs"
+    CONFIRM = 4, "Agree: confirm"
 
 
 class AuditSet(models.Model):
@@ -37,6 +52,26 @@ class AuditSet(models.Model):
         default=False, help_text="Reviewers may split a claim into atomic facts before judging."
     )
     review_opened_at = models.DateTimeField(null=True, blank=True)
+    auto_gold = models.BooleanField(
+        "Unanimous sheets become gold",
+        default=True,
+        help_text=(
+            "Same judgment, same wrong-citation passage and the same evidence sentences: "
+            "gold without a lead, marked “unanimous”. Off: a lead confirms every claim."
+        ),
+    )
+    evidence_jaccard_threshold = models.FloatField(
+        "Evidence agreement threshold",
+        default=0.5,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text=(
+            "Reviewers who agree on the judgment but whose evidence sets overlap less than "
+            "this (Jaccard, 0–1) disagree on evidence."
+        ),
+    )
+    anonymous_adjudication = models.BooleanField(
+        default=False, help_text="Show reviewers as “Reviewer A” and “Reviewer B” to the lead."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -169,6 +204,10 @@ class Claim(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     split_at = models.DateTimeField(null=True, blank=True)
+    # Set when every assigned sheet is submitted and no unanimous gold was made: why the
+    # claim waits for a lead. Null while sheets are missing.
+    severity = models.PositiveSmallIntegerField(choices=Severity, null=True, blank=True)
+    evidence_jaccard = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["answer", "order"]
@@ -180,6 +219,14 @@ class Claim(models.Model):
             ),
             models.CheckConstraint(
                 condition=models.Q(end__gte=models.F("start")), name="claim_span"
+            ),
+        ]
+        indexes = [
+            # The adjudication queue: a set's claims that wait for a lead, most severe first.
+            models.Index(
+                fields=["severity", "answer"],
+                condition=models.Q(severity__isnull=False),
+                name="claim_severity_idx",
             ),
         ]
 
@@ -246,6 +293,9 @@ class RaterLabel(models.Model):
     raw_label = models.CharField(max_length=100, blank=True)
     verification_worthy = models.BooleanField(null=True)
     note = models.TextField(blank=True)
+    # An automatic judge's quoted evidence (strings, as the judge gave them) and its reasons.
+    evidence = models.JSONField(default=list, blank=True)
+    rationale = models.TextField(blank=True)
     import_batch = models.ForeignKey(
         ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

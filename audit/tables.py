@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import django_tables2 as tables
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
-from audit import selectors
-from audit.models import Answer, AuditSet, Claim
+from audit import judgments, selectors
+from audit.models import Answer, AuditSet, Claim, Severity
 
 
 class AuditSetTable(tables.Table):
@@ -128,9 +128,112 @@ class ClaimReviewTable(tables.Table):
         return format_html('<span class="label label-{}">{}</span>', value, value)
 
     def render_actions(self, record: Claim) -> str:
-        if record.parent_id or record.status in (
+        links = []
+        if record.status in (
+            selectors.ClaimStatus.DISAGREEMENT,
+            selectors.ClaimStatus.SUBMITTED,
+            selectors.ClaimStatus.ADJUDICATED,
+        ):
+            text = "Gold" if record.status == selectors.ClaimStatus.ADJUDICATED else "Adjudicate"
+            links.append((reverse("audit:adjudicate", args=[record.pk]), text))
+        if record.submitted_count or record.status == selectors.ClaimStatus.ADJUDICATED:
+            links.append((reverse("audit:claim-history", args=[record.pk]), "History"))
+        if not record.parent_id and record.status not in (
             selectors.ClaimStatus.SPLIT,
             selectors.ClaimStatus.ADJUDICATED,
         ):
-            return ""
-        return format_html('<a href="{}">Split</a>', reverse("audit:claim-split", args=[record.pk]))
+            links.append((reverse("audit:claim-split", args=[record.pk]), "Split"))
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
+
+
+def sheet_letter(index: int) -> str:
+    return chr(ord("A") + index) if index < 26 else f"#{index + 1}"
+
+
+class AdjudicationQueueTable(tables.Table):
+    """The lead's disagreement queue; rows come from selectors.adjudication_queue."""
+
+    severity = tables.Column("Why", orderable=False)
+    answer = tables.Column("Answer", accessor="answer__external_id", orderable=False)
+    snippet = tables.Column("Claim", orderable=False)
+    system = tables.Column("System", orderable=False)
+    judgments = tables.Column("Judgments", accessor="pk", orderable=False)
+    label = tables.Column("Machine label", orderable=False)
+    times = tables.Column("Active time", accessor="pk", orderable=False)
+    actions = tables.Column("", accessor="pk", orderable=False)
+
+    class Meta:
+        model = Claim
+        fields = [
+            "severity",
+            "answer",
+            "snippet",
+            "system",
+            "judgments",
+            "label",
+            "times",
+            "actions",
+        ]
+        attrs = {"class": "table queue-table"}
+        orderable = False
+        empty_text = "Nothing waiting: every finished claim has gold."
+
+    def __init__(self, *args, anonymous: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.anonymous = anonymous
+
+    def render_severity(self, record: Claim) -> str:
+        return format_html(
+            '<span class="sev sev-{}">{}</span>', record.severity, Severity(record.severity).label
+        )
+
+    def render_answer(self, record: Claim) -> str:
+        return record.answer.external_id or f"#{record.answer_id}"
+
+    def render_snippet(self, record: Claim) -> str:
+        text = record.snippet if len(record.snippet) < 160 else record.snippet + "…"
+        if record.parent_id:
+            return format_html('<span class="muted">atomic ·</span> {}', text)
+        return text
+
+    def _who(self, index: int, sheet) -> str:
+        letter = sheet_letter(index)
+        return letter if self.anonymous else f"{letter} · {sheet.reviewer.username}"
+
+    def render_judgments(self, record: Claim) -> str:
+        return format_html_join(
+            "",
+            '<span class="who">{}</span> <span class="jdg jdg-{}">{}</span><br>',
+            (
+                (self._who(i, s), s.judgment, judgments.JUDGMENT_LABELS.get(s.judgment, "—"))
+                for i, s in enumerate(record.submitted_sheets)
+            ),
+        )
+
+    def render_label(self, value: str | None) -> str:
+        if not value:
+            return "—"
+        return format_html('<span class="label label-{}">{}</span>', value, value)
+
+    def render_times(self, record: Claim) -> str:
+        return format_html_join(
+            "",
+            '<span class="who">{}</span> <span class="{}">{} s{}</span><br>',
+            (
+                (
+                    sheet_letter(i),
+                    "fast" if s.active_seconds < selectors.FAST_SECONDS else "",
+                    s.active_seconds,
+                    f" ⚠ under {selectors.FAST_SECONDS} s"
+                    if s.active_seconds < selectors.FAST_SECONDS
+                    else "",
+                )
+                for i, s in enumerate(record.submitted_sheets)
+            ),
+        )
+
+    def render_actions(self, record: Claim) -> str:
+        return format_html(
+            '<a class="button small" href="{}">Adjudicate</a>',
+            reverse("audit:adjudicate", args=[record.pk]),
+        )

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from audit.views import answers, progress, review, sets
+from audit.views import adjudication, agreement, answers, exports, progress, review, sets
 
 audit_patterns = [
     path("", review.home, name="home"),
@@ -15,6 +15,20 @@ audit_patterns = [
     path("sets/<int:pk>/claims/", progress.set_claims, name="set-claims"),
     path("sets/<int:pk>/review/open/", progress.review_open, name="review-open"),
     path("sets/<int:pk>/review/replace/", progress.reviewer_replace, name="reviewer-replace"),
+    path(
+        "sets/<int:pk>/adjudication/",
+        adjudication.adjudication_queue,
+        name="adjudication-queue",
+    ),
+    path(
+        "sets/<int:pk>/adjudication/settings/",
+        adjudication.adjudication_settings,
+        name="adjudication-settings",
+    ),
+    path("sets/<int:pk>/agreement/", agreement.agreement, name="agreement"),
+    path("sets/<int:pk>/agreement/claims/", agreement.agreement_claims, name="agreement-claims"),
+    path("sets/<int:pk>/verdicts/", agreement.verdicts_upload, name="verdicts-upload"),
+    path("sets/<int:pk>/export/<str:fmt>/", exports.set_export, name="set-export"),
     path("import/", sets.answers_upload, name="import"),
     path("answers/<int:pk>/", answers.answer_detail, name="answer-detail"),
     path("claims/<int:pk>/review/", review.review_claim, name="review-claim"),
@@ -23,6 +37,9 @@ audit_patterns = [
     path("claims/<int:pk>/review/reopen/", review.review_reopen, name="review-reopen"),
     path("claims/<int:pk>/flag/", review.flag_raise, name="flag-raise"),
     path("claims/<int:pk>/split/", review.claim_split, name="claim-split"),
+    path("claims/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
+    path("claims/<int:pk>/adjudicate/save/", adjudication.adjudicate_save, name="adjudicate-save"),
+    path("claims/<int:pk>/history/", adjudication.claim_history, name="claim-history"),
 ]
 
 urlpatterns = [

@@ -4,6 +4,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from django.core.cache import cache
 
 from audit import services
 from audit.formats import parse_file
@@ -12,6 +13,12 @@ from tests.factories import AuditSetFactory, UserFactory
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 DATASETS = ROOT.parent / "shared" / "datasets"
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    # Ids repeat between tests that roll back; a cached dashboard must not leak across.
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import factory
 from django.contrib.auth.models import Group, User
 
-from audit.models import AuditSet
+from audit.models import Answer, Assignment, AuditSet, AuditSheet, Claim, Passage, Question
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -31,3 +31,56 @@ class AuditSetFactory(factory.django.DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"Set {n}")
     guidelines = "Judge against the cited passages only."
+
+
+def answer_with_claims(
+    audit_set: AuditSet,
+    n_claims: int,
+    *,
+    system: str = "sys-1",
+    external_id: str = "",
+    passage: str = "The first sentence. The second sentence. The third sentence.",
+) -> tuple[Answer, list[Claim]]:
+    """An answer with one cited passage and `n_claims` claims, built without the importer."""
+    number = Answer.objects.count()
+    question = Question.objects.create(
+        audit_set=audit_set, external_id=f"q-{number}", text=f"Question {number}?"
+    )
+    text = " ".join(f"Claim {i} [1]." for i in range(n_claims))
+    answer = Answer.objects.create(
+        audit_set=audit_set,
+        question=question,
+        external_id=external_id or f"a-{number}",
+        system=system,
+        text=text,
+        content_hash=f"{number:064d}",
+    )
+    source = Passage.objects.create(answer=answer, position=1, title="Source", text=passage)
+    claims = []
+    at = 0
+    for i in range(n_claims):
+        claim_text = f"Claim {i} [1]."
+        claim = Claim.objects.create(
+            answer=answer, order=i, text=f"Claim {i}.", start=at, end=at + len(claim_text)
+        )
+        claim.citations.add(source)
+        claims.append(claim)
+        at += len(claim_text) + 1
+    return answer, claims
+
+
+def submitted_sheet(
+    claim: Claim, reviewer: User, judgment: str, *, evidence: tuple = (), **fields
+) -> AuditSheet:
+    """A submitted sheet (and its assignment) stored directly, as imported sheets are."""
+    Assignment.objects.get_or_create(claim=claim, reviewer=reviewer)
+    fields.setdefault("active_seconds", 30)
+    return AuditSheet.objects.create(
+        claim=claim,
+        reviewer=reviewer,
+        answer_statement=claim.text,
+        judgment=judgment,
+        evidence=list(evidence),
+        status=AuditSheet.Status.SUBMITTED,
+        **fields,
+    )

@@ -36,6 +36,7 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:set-claims": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
     "audit:review-open": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
     "audit:reviewer-replace": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 404, 404, 302)},
+    "audit:set-export": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 405, 405, 405)},
     "audit:import": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:answer-detail": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
     # A claim's review page exists only for the reviewer it is assigned to.
@@ -46,6 +47,18 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:flag-raise": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 302, 404, 404)},
     # Splitting: leads always; the assigned reviewer only where the set allows it (not here).
     "audit:claim-split": {"GET": (LOGIN, 403, 404, 200), "POST": (LOGIN, 403, 404, 200)},
+    # Adjudication and agreement: lead-only pages; reviewers get a 404, never a hint.
+    "audit:adjudication-queue": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    "audit:adjudication-settings": {
+        "GET": (LOGIN, 404, 404, 200),
+        "POST": (LOGIN, 404, 404, 200),
+    },
+    "audit:agreement": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    "audit:agreement-claims": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    "audit:verdicts-upload": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    "audit:adjudicate": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    "audit:adjudicate-save": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 404, 404, 400)},
+    "audit:claim-history": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
 }

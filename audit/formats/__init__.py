@@ -1,6 +1,7 @@
-"""Import formats: pure-Python parsers that turn uploaded files into answer records.
+"""Import and export formats: pure-Python parsers that turn uploaded files into answer
+records, and writers (export_*) that turn a set's labelled records into files.
 
-No Django here; the import service turns the records into models.
+No Django here; the import and export services move the records to and from the models.
 """
 
 from __future__ import annotations

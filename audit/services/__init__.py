@@ -1,5 +1,14 @@
-"""Writes, by area: importing answer sets and storing checks (`imports`), review (`review`)."""
+"""Writes, by area: importing answer sets and storing checks (`imports`), review (`review`),
+comparing finished sheets (`disagreements`), adjudication (`adjudication`), machine verdicts
+(`verdicts`)."""
 
+from audit.services.adjudication import (
+    GoldData,
+    StaleAdjudication,
+    adjudication_save,
+    adjudication_settings_update,
+)
+from audit.services.disagreements import CompareSummary, claims_compare, set_compare
 from audit.services.imports import (
     ImportSummary,
     answer_content_hash,
@@ -25,27 +34,37 @@ from audit.services.review import (
     sheet_save,
     sheet_submit,
 )
+from audit.services.verdicts import VerdictImportSummary, verdicts_import
 
 __all__ = [
     "AtomicPart",
+    "CompareSummary",
     "EvidenceRef",
+    "GoldData",
     "ImportSummary",
     "OpenSummary",
     "ReplaceSummary",
     "ReviewError",
     "SheetData",
     "SheetIncomplete",
+    "StaleAdjudication",
     "StaleSheet",
+    "VerdictImportSummary",
+    "adjudication_save",
+    "adjudication_settings_update",
     "answer_content_hash",
     "answers_import",
     "claim_checks_recompute",
     "claim_split",
+    "claims_compare",
     "guideline_flag_raise",
     "plan_claims",
     "review_open",
     "reviewer_replace",
+    "set_compare",
     "sheet_for",
     "sheet_reopen",
     "sheet_save",
     "sheet_submit",
+    "verdicts_import",
 ]

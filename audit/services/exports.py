@@ -290,6 +290,7 @@ def _answers(rows: list[dict[str, Any]], needs: _Needs) -> list[labelled.Answer]
             )
 
     sheets: dict[int, list[labelled.Sheet]] = defaultdict(list)
+    reviewer_of: dict[int, str] = {}
     sheet_rows = AuditSheet.objects.all()
     if not needs.drafts:
         sheet_rows = sheet_rows.filter(status=AuditSheet.Status.SUBMITTED)
@@ -302,6 +303,7 @@ def _answers(rows: list[dict[str, Any]], needs: _Needs) -> list[labelled.Answer]
         "wrong_citation_passage_id",
         *_SHEET_FIELDS,
     ):
+        reviewer_of[s["pk"]] = s["reviewer__username"]
         sheets[s["claim_id"]].append(
             labelled.Sheet(
                 reviewer=s["reviewer__username"],
@@ -323,14 +325,22 @@ def _answers(rows: list[dict[str, Any]], needs: _Needs) -> list[labelled.Answer]
             *_GOLD_FIELDS,
         )
     )
+    # Gold's sheets by id, named from the sheets already read: joining them in makes
+    # PostgreSQL hash the whole sheet table for every chunk.
+    links = list(
+        _batched_in(
+            Adjudication.sheets.through.objects,
+            "adjudication_id",
+            [g["pk"] for g in gold_rows],
+            ("adjudication_id", "auditsheet_id"),
+        )
+    )
+    unread = list({link["auditsheet_id"] for link in links} - reviewer_of.keys())
+    for s in _batched_in(AuditSheet.objects, "pk", unread, ("pk", "reviewer__username")):
+        reviewer_of[s["pk"]] = s["reviewer__username"]
     gold_sheets: dict[int, list[str]] = defaultdict(list)
-    for link in _batched_in(
-        Adjudication.sheets.through.objects,
-        "adjudication_id",
-        [g["pk"] for g in gold_rows],
-        ("adjudication_id", "auditsheet__reviewer__username"),
-    ):
-        gold_sheets[link["adjudication_id"]].append(link["auditsheet__reviewer__username"])
+    for link in links:
+        gold_sheets[link["adjudication_id"]].append(reviewer_of[link["auditsheet_id"]])
     golds = {
         g["claim_id"]: labelled.Gold(
             wrong_citation_passage=positions.get(g["wrong_citation_passage_id"]),

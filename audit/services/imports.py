@@ -174,8 +174,8 @@ def answers_import(
         )
         questions = {q.external_id: q for q in Question.objects.filter(audit_set=audit_set)}
         raters: dict[str, Rater] = {}
-        totals = {"answers": 0, "skipped": 0, "claims": 0, "uncited": 0, "unknown": 0, "lost": 0}
-        totals |= {"sheets": 0, "gold": 0}
+        counted = ("answers", "skipped", "claims", "uncited", "unknown", "lost", "sheets", "gold")
+        totals = dict.fromkeys(counted, 0)
 
         fresh: list[tuple[AnswerRecord, str]] = []
         for record in parsed.records:
@@ -190,7 +190,7 @@ def answers_import(
             seen.add(digest)
             fresh.append((record, digest))
 
-        users = _people(audit_set, [record for record, _ in fresh], filename)
+        users = _people(audit_set, [record for record, _ in fresh])
         for chunk_start in range(0, len(fresh), CHUNK):
             chunk = fresh[chunk_start : chunk_start + CHUNK]
             if parsed.format == CITEAUDIT:
@@ -375,7 +375,7 @@ def _import_chunk(
     totals["answers"] += len(answers)
 
 
-def _people(audit_set: AuditSet, records: list[AnswerRecord], filename: str) -> dict[str, int]:
+def _people(audit_set: AuditSet, records: list[AnswerRecord]) -> dict[str, int]:
     """The user ids of everyone an export names, creating the missing ones inactive."""
     reviewers: set[str] = set()
     others: set[str] = set()

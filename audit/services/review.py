@@ -13,7 +13,7 @@ from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -30,6 +30,7 @@ from audit.models import (
 )
 from audit.roles import is_lead
 from audit.selectors import QUEUE_ORDER
+from audit.services.disagreements import claims_compare
 from audit.services.imports import _checks_for_answer
 
 # An idle tab left open cannot add more than this per save, however long it sat there.
@@ -183,6 +184,9 @@ def review_open(
                     load[reviewer_id] += 1
             start = end
         Assignment.objects.bulk_create(new, batch_size=1000)
+        # A claim that gained a reviewer is no longer complete: out of the queue until then.
+        if Claim.objects.filter(answer__audit_set=audit_set, severity__isnull=False).exists():
+            claims_compare(claim_ids={a.claim_id for a in new})
     per_reviewer: dict[int, int] = defaultdict(int)
     for assignment in new:
         per_reviewer[assignment.reviewer_id] += 1
@@ -221,12 +225,19 @@ def reviewer_replace(
         moved_ids = list(
             mine.filter(is_submitted=False, is_joined=False).values_list("pk", flat=True)
         )
+        touched = set(
+            Assignment.objects.filter(pk__in=dropped_ids + moved_ids).values_list(
+                "claim_id", flat=True
+            )
+        )
         Assignment.objects.filter(pk__in=dropped_ids).delete()
         Assignment.objects.filter(pk__in=moved_ids).update(
             reviewer=joining, assigned_at=timezone.now()
         )
         audit_set.reviewers.add(joining)
         audit_set.reviewers.remove(leaving)
+        # Dropping a reviewer can complete a claim whose other sheets are all in.
+        claims_compare(claim_ids=touched)
     return ReplaceSummary(moved=len(moved_ids), kept=kept, dropped=len(dropped_ids))
 
 
@@ -244,12 +255,16 @@ def sheet_for(*, claim: Claim, reviewer: AbstractBaseUser) -> AuditSheet:
     if sheet is not None:
         return sheet
     cited = claim.citations.order_by("position").values_list("url", flat=True)
-    with transaction.atomic():
-        sheet, _ = AuditSheet.objects.get_or_create(
-            claim=claim,
-            reviewer=reviewer,
-            defaults={"answer_statement": claim.text, "cited_urls": list(cited)},
-        )
+    sheet = AuditSheet(
+        claim=claim, reviewer=reviewer, answer_statement=claim.text, cited_urls=list(cited)
+    )
+    sheet._history_user = reviewer
+    try:
+        with transaction.atomic():
+            sheet.save()
+    except IntegrityError:
+        # Another tab created it a moment ago.
+        return AuditSheet.objects.get(claim=claim, reviewer=reviewer)
     return sheet
 
 
@@ -272,6 +287,7 @@ def sheet_save(
             raise ReviewError("This sheet is submitted; reopen it to change it.")
         _apply(sheet, data)
         _add_active_seconds(sheet, active_seconds)
+        sheet._history_user = user
         sheet.save()
     return sheet
 
@@ -301,7 +317,10 @@ def sheet_submit(
             raise SheetIncomplete(problems)
         sheet.status = AuditSheet.Status.SUBMITTED
         sheet.submitted_at = timezone.now()
+        sheet._history_user = user
         sheet.save()
+        # The last sheet in decides: unanimous gold, or a place in the lead's queue.
+        claims_compare(claim_ids=[sheet.claim_id])
     return sheet
 
 
@@ -318,7 +337,10 @@ def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
         sheet.status = AuditSheet.Status.DRAFT
         sheet.submitted_at = None
         sheet.version += 1
+        sheet._history_user = user
         sheet.save()
+        # A claim with a sheet back in draft leaves the adjudication queue.
+        claims_compare(claim_ids=[sheet.claim_id])
     return sheet
 
 
@@ -345,7 +367,7 @@ def _apply(sheet: AuditSheet, data: SheetData) -> None:
         raise ReviewError(f"Unknown judgment “{data.judgment}”.")
     passages = {p.position: p for p in Passage.objects.filter(answer_id=claim.answer_id)}
     sheet.judgment = data.judgment
-    sheet.evidence = _checked_evidence(data.evidence, passages)
+    sheet.evidence = checked_evidence(data.evidence, passages)
     if data.wrong_citation_passage is None:
         sheet.wrong_citation_passage = None
     else:
@@ -361,7 +383,7 @@ def _apply(sheet: AuditSheet, data: SheetData) -> None:
     sheet.notes = data.notes
 
 
-def _checked_evidence(items: Sequence[EvidenceRef], passages: dict[int, Passage]) -> list[dict]:
+def checked_evidence(items: Sequence[EvidenceRef], passages: dict[int, Passage]) -> list[dict]:
     """Evidence as stored: spans of the answer's passages, text cut by the server."""
     if len(items) > MAX_EVIDENCE:
         raise ReviewError(f"At most {MAX_EVIDENCE} evidence sentences.")
@@ -393,21 +415,37 @@ def _as_aware(moment: datetime) -> datetime:
 
 
 def _submit_problems(sheet: AuditSheet) -> list[str]:
-    problems = []
     if Claim.objects.filter(parent_id=sheet.claim_id).exists():
         return ["This claim was split into atomic claims; judge those instead."]
-    if not sheet.judgment:
+    return judgment_problems(
+        claim_id=sheet.claim_id,
+        judgment=sheet.judgment,
+        evidence=sheet.evidence,
+        wrong_citation_passage=sheet.wrong_citation_passage,
+    )
+
+
+def judgment_problems(
+    *,
+    claim_id: int,
+    judgment: str,
+    evidence: Sequence[dict],
+    wrong_citation_passage: Passage | None,
+) -> list[str]:
+    """What a judgment still lacks to be final, on a sheet or on a gold record."""
+    problems = []
+    if not judgment:
         problems.append("Choose a judgment.")
-    elif sheet.judgment in EVIDENCE_REQUIRED and not sheet.evidence:
-        label = judgments.JUDGMENT_LABELS[sheet.judgment]
+    elif judgment in EVIDENCE_REQUIRED and not evidence:
+        label = judgments.JUDGMENT_LABELS[judgment]
         problems.append(f"“{label}” needs at least one evidence sentence.")
-    elif sheet.judgment == judgments.WRONG_CITATION:
+    elif judgment == judgments.WRONG_CITATION:
         cited = set(
-            Claim.citations.through.objects.filter(claim_id=sheet.claim_id).values_list(
+            Claim.citations.through.objects.filter(claim_id=claim_id).values_list(
                 "passage_id", flat=True
             )
         )
-        passage = sheet.wrong_citation_passage
+        passage = wrong_citation_passage
         if passage is None:
             problems.append("“Wrong citation” needs the passage that does support the claim.")
         elif passage.pk in cited:
@@ -515,4 +553,6 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
         claim.split_by = by
         claim.split_at = timezone.now()
         claim.save(update_fields=["split_by", "split_at"])
+        # A split claim is judged through its atomic claims: it leaves the queue.
+        claims_compare(claim_ids=[claim.pk])
     return children

@@ -1,4 +1,5 @@
-"""Template filters for untrusted text: only http(s) URLs ever become links."""
+"""Template filters: untrusted URLs (only http(s) ever become links) and statistics (an
+undefined value shows as a dash, never as 0 or NaN)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,19 @@ def http_url(value: str) -> str:
     if parts.scheme.lower() not in {"http", "https"} or not parts.netloc:
         return ""
     return text
+
+
+@register.filter
+def stat(value: float | None, digits: int = 3) -> str:
+    """κ, α or a Jaccard index to `digits` decimals; "—" when undefined."""
+    if value is None:
+        return "—"
+    return f"{value:.{int(digits)}f}"
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    """A share (0–1) as a percentage with one decimal; "—" when undefined."""
+    if value is None:
+        return "—"
+    return f"{100 * value:.1f}%"

@@ -19,11 +19,6 @@ from audit.forms import ClaimSplitForm, FlagForm, SheetForm
 from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag
 from audit.roles import is_lead
 
-# The matcher's best sentence is marked as a hint, and runners-up only when nearly as good:
-# a page full of marks would read as an answer key.
-MACHINE_HINTS = 3
-NEAR_BEST = 0.75
-
 
 def _login_required(view: Callable) -> Callable:
     """login_required, except that an htmx request whose session ended gets a 401.
@@ -322,10 +317,8 @@ def _render_review(
     cited = sorted(claim.citations.values_list("position", flat=True))
     check = getattr(claim, "machine_check", None)
     marks: dict[int, list[tuple[int, int, int]]] = {}
-    highlights = (check.highlights if check else [])[:MACHINE_HINTS]
-    for rank, h in enumerate(highlights, start=1):
-        if h["score"] > 0 and h["score"] >= NEAR_BEST * highlights[0]["score"]:
-            marks.setdefault(h["passage"], []).append((h["start"], h["end"], rank))
+    for rank, h in enumerate(display.machine_hints(check.highlights if check else []), start=1):
+        marks.setdefault(h["passage"], []).append((h["start"], h["end"], rank))
 
     matched: set[str] = set()
     cited_views, other_views = [], []

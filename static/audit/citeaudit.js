@@ -355,3 +355,36 @@
     });
   }
 })();
+
+/* =================================================================== adjudication page ==
+ * Counts the sentences in gold as the lead ticks them, and remembers whether the matcher's
+ * highlights were shown. The page works without it: the toggle itself is plain CSS.
+ */
+(function () {
+  const form = document.getElementById("adjudication-form");
+  if (!form) return;
+
+  const count = document.getElementById("gold-count");
+  function updateCount() {
+    const n = form.querySelectorAll("input[name=evidence]:checked").length;
+    count.textContent = n + " in gold";
+  }
+  form.addEventListener("change", function (event) {
+    if (event.target.name === "evidence") updateCount();
+  });
+
+  const toggle = document.getElementById("show-hints");
+  const KEY = "citeaudit.adjudication.showHints";
+  try {
+    toggle.checked = window.localStorage.getItem(KEY) === "1";
+  } catch (error) {
+    // Storage may be off; the toggle still works for this page.
+  }
+  toggle.addEventListener("change", function () {
+    try {
+      window.localStorage.setItem(KEY, toggle.checked ? "1" : "0");
+    } catch (error) {
+      // Nothing to remember it in.
+    }
+  });
+})();

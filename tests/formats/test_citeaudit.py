@@ -507,7 +507,8 @@ def test_any_changed_value_is_read_or_refused_with_a_format_error(data):
 
 
 def test_the_documented_example_is_a_valid_line():
-    doc = (ROOT / "audit" / "formats" / "CITEAUDIT_JSONL.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    doc = readme.split("### The citeaudit JSONL export", 1)[1]
     example = doc.split("```json\n", 1)[1].split("```", 1)[0]
     line = json.dumps(json.loads(example))
 

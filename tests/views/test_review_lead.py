@@ -121,6 +121,9 @@ def test_lead_pages_are_404_for_reviewers(client_for, opened, reviewer_a):
 
 
 def test_claims_table_shows_each_review_status(client_for, opened, lead, reviewer_a, reviewer_b):
+    # Without automatic gold, agreeing sheets wait for a lead as "all submitted".
+    opened.auto_gold = False
+    opened.save(update_fields=["auto_gold"])
     same, differ, half, judged, lone = (
         _claim("hm-1-a", 0),
         _claim("hm-1-a", 1),

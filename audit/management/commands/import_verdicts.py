@@ -1,0 +1,51 @@
+"""python manage.py import_verdicts PATH --set NAME
+
+Machine verdicts (JSONL, see audit/formats/verdicts.py) on the claims of an existing set,
+stored as labels of automatic raters. All or nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from audit import services
+from audit.formats import FormatError
+from audit.models import AuditSet
+
+
+class Command(BaseCommand):
+    help = "Import an automatic judge's verdicts on the claims of a set. All or nothing."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("path")
+        parser.add_argument("--set", required=True, dest="set_name")
+
+    def handle(self, path: str, set_name: str, **options) -> None:
+        file = Path(path)
+        if not file.is_file():
+            raise CommandError(f"{path}: no such file")
+        audit_set = AuditSet.objects.filter(name=set_name).first()
+        if audit_set is None:
+            raise CommandError(f"No audit set named “{set_name}”.")
+        size = file.stat().st_size
+        if size > settings.IMPORT_MAX_BYTES:
+            raise CommandError(
+                f"{file.name}: {size:,} bytes is over the import limit of "
+                f"{settings.IMPORT_MAX_BYTES:,} bytes"
+            )
+        try:
+            summary = services.verdicts_import(
+                audit_set=audit_set,
+                data=file.read_bytes(),
+                filename=file.name,
+                max_bytes=settings.IMPORT_MAX_BYTES,
+            )
+        except FormatError as error:
+            raise CommandError(f"{error}\nNothing was imported.") from None
+        self.stdout.write(
+            f"{file.name} into “{set_name}”: verdicts of {', '.join(summary.judges)}: "
+            f"{summary.created} new, {summary.replaced} replaced"
+        )

@@ -1,0 +1,194 @@
+"""Leads' adjudication: a set's adjudication settings, and the gold record of a claim (one
+reviewer's sheet taken whole, or a merged version), refused when another lead saved first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+
+from audit import judgments, selectors
+from audit.models import Adjudication, AuditSet, AuditSheet, Claim, GuidelineFlag, Passage, Severity
+from audit.roles import is_lead
+from audit.services.disagreements import CompareSummary, set_compare
+from audit.services.review import (
+    MAX_ASSERTIONS,
+    EvidenceRef,
+    ReviewError,
+    SheetIncomplete,
+    checked_evidence,
+    judgment_problems,
+)
+
+
+class StaleAdjudication(ReviewError):
+    """Another lead saved the claim's gold record after this page was loaded."""
+
+    def __init__(self, current: Adjudication | None) -> None:
+        who = ""
+        if current is not None:
+            by = current.lead.get_username() if current.lead else "the reviewers’ unanimous sheets"
+            who = f" (now version {current.version}, by {by})"
+        super().__init__(
+            f"Another lead saved this claim’s gold record while you were working on it{who}. "
+            "Nothing from this page was saved: reload to see their version, then decide again."
+        )
+        self.current = current
+
+
+@dataclass(frozen=True)
+class GoldData:
+    """A merged gold version, as the lead edits it."""
+
+    judgment: str = ""
+    evidence: tuple[EvidenceRef, ...] = ()
+    wrong_citation_passage: int | None = None  # a passage position in the claim's answer
+    verification_worthy: bool = True
+    unsupported_assertions: tuple[str, ...] = ()
+
+
+def adjudication_settings_update(
+    *,
+    audit_set: AuditSet,
+    by: AbstractBaseUser,
+    auto_gold: bool,
+    evidence_jaccard_threshold: float,
+    anonymous_adjudication: bool,
+) -> CompareSummary:
+    """Change how a set's finished claims are compared, and compare them all again.
+
+    Gold already made stays; only claims without gold move in or out of the queue, or
+    become unanimous gold when auto_gold is turned on.
+    """
+    if not is_lead(by):
+        raise PermissionDenied("Only a lead can change adjudication settings.")
+    if not 0.0 <= evidence_jaccard_threshold <= 1.0:
+        raise ReviewError("The evidence threshold is a Jaccard index, between 0 and 1.")
+    with transaction.atomic():
+        audit_set.auto_gold = auto_gold
+        audit_set.evidence_jaccard_threshold = evidence_jaccard_threshold
+        audit_set.anonymous_adjudication = anonymous_adjudication
+        audit_set.save(
+            update_fields=["auto_gold", "evidence_jaccard_threshold", "anonymous_adjudication"]
+        )
+        return set_compare(audit_set=audit_set)
+
+
+def adjudication_save(
+    *,
+    claim: Claim,
+    lead: AbstractBaseUser,
+    version: int,
+    take: int | None = None,
+    data: GoldData | None = None,
+    reason: str = "",
+    note: str = "",
+    flag_comment: str = "",
+) -> Adjudication:
+    """Save the claim's gold record: sheet `take` (a pk) whole, or the merged `data`.
+
+    `version` is the gold record's version the lead's page showed, 0 when it had none. A
+    different current version, or a record created meanwhile (the unique constraint on the
+    claim refuses the second insert), raises StaleAdjudication and writes nothing. A
+    disagreement needs a reason code; `flag_comment` also raises a guideline flag.
+    """
+    if not is_lead(lead):
+        raise PermissionDenied("Only a lead can adjudicate.")
+    if (take is None) == (data is None):
+        raise ValueError("Give either a sheet to take or merged data.")
+    if reason not in Adjudication.Reason.values:
+        raise ReviewError(f"Unknown reason code “{reason}”.")
+    with transaction.atomic():
+        claim = Claim.objects.select_for_update(of=("self",)).get(pk=claim.pk)
+        if claim.atomic_claims.exists():
+            raise ReviewError("This claim was split: adjudicate its atomic claims.")
+        sheets = selectors.adjudication_sheets(claim=claim)
+        if version == 0 and claim.severity is None:
+            current = Adjudication.objects.filter(claim=claim).first()
+            if current is not None:
+                raise StaleAdjudication(current)
+            raise ReviewError("Not every assigned sheet of this claim is submitted yet.")
+        if not reason and claim.severity is not None and claim.severity < Severity.CONFIRM:
+            raise ReviewError("Choose a reason code: the reviewers disagreed.")
+
+        fields = _from_sheet(take, sheets) if take is not None else _from_data(claim, data)
+        problems = judgment_problems(
+            claim_id=claim.pk,
+            judgment=fields["judgment"],
+            evidence=fields["evidence"],
+            wrong_citation_passage=fields["wrong_citation_passage"],
+        )
+        if problems:
+            raise SheetIncomplete(problems)
+        fields.update(reason=reason, note=note.strip(), lead=lead)
+
+        if version == 0:
+            gold = Adjudication(claim=claim, version=1, **fields)
+            gold._history_user = lead
+            try:
+                with transaction.atomic():
+                    gold.save()
+            except IntegrityError:
+                raise StaleAdjudication(Adjudication.objects.get(claim=claim)) from None
+        else:
+            # The conditional update is the lock, as for sheets: one save per version.
+            taken = Adjudication.objects.filter(claim=claim, version=version).update(
+                version=version + 1
+            )
+            if not taken:
+                raise StaleAdjudication(Adjudication.objects.filter(claim=claim).first())
+            gold = Adjudication.objects.get(claim=claim)
+            for name, value in fields.items():
+                setattr(gold, name, value)
+            gold._history_user = lead
+            gold.save()
+        gold.sheets.set(sheets)
+        if flag_comment.strip():
+            GuidelineFlag.objects.create(
+                audit_set_id=claim.answer.audit_set_id,
+                claim=claim,
+                raised_by=lead,
+                comment=flag_comment.strip(),
+            )
+    return gold
+
+
+def _from_sheet(take: int, sheets: list[AuditSheet]) -> dict:
+    sheet = next((s for s in sheets if s.pk == take), None)
+    if sheet is None:
+        raise ReviewError("That sheet is not one of this claim’s submitted sheets.")
+    return {
+        "judgment": sheet.judgment,
+        "wrong_citation_passage": sheet.wrong_citation_passage,
+        "evidence": sheet.evidence,
+        "unsupported_assertions": sheet.unsupported_assertions,
+        "verification_worthy": sheet.verification_worthy,
+        "source": Adjudication.Source.SHEET,
+        "from_sheet": sheet,
+    }
+
+
+def _from_data(claim: Claim, data: GoldData) -> dict:
+    if data.judgment and data.judgment not in judgments.JUDGMENT_CODES:
+        raise ReviewError(f"Unknown judgment “{data.judgment}”.")
+    passages = {p.position: p for p in Passage.objects.filter(answer_id=claim.answer_id)}
+    wrong = None
+    if data.wrong_citation_passage is not None:
+        wrong = passages.get(data.wrong_citation_passage)
+        if wrong is None:
+            raise ReviewError(f"The answer has no passage [{data.wrong_citation_passage}].")
+    assertions = [a.strip() for a in data.unsupported_assertions if a.strip()]
+    if len(assertions) > MAX_ASSERTIONS:
+        raise ReviewError(f"At most {MAX_ASSERTIONS} unsupported assertions.")
+    return {
+        "judgment": data.judgment,
+        # Only a wrong citation names a passage; a leftover choice would read as a finding.
+        "wrong_citation_passage": wrong if data.judgment == judgments.WRONG_CITATION else None,
+        "evidence": checked_evidence(data.evidence, passages),
+        "unsupported_assertions": list(dict.fromkeys(assertions)),
+        "verification_worthy": data.verification_worthy,
+        "source": Adjudication.Source.EDITED,
+        "from_sheet": None,
+    }

@@ -1,0 +1,422 @@
+"""The lead's side of adjudication: a set's adjudication settings and disagreement queue,
+resolving one claim into gold next to its sheets, and a claim's full history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+from django_tables2 import RequestConfig
+
+from audit import display, judgments, selectors, services
+from audit.filters import AdjudicationQueueFilter
+from audit.forms import AdjudicationForm, AdjudicationSettingsForm
+from audit.models import Adjudication, AuditSet, AuditSheet, Claim, Passage, Severity
+from audit.roles import is_lead
+from audit.tables import AdjudicationQueueTable, sheet_letter
+
+PER_PAGE = 50
+
+
+def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
+    # A reviewer gets a 404, not a 403: these pages carry the other reviewers' sheets.
+    if not is_lead(request.user):
+        raise Http404("No such page.")
+    return selectors.set_for_user(user=request.user, pk=pk)
+
+
+def _get_claim_for_lead(request: HttpRequest, pk: int) -> Claim:
+    if not is_lead(request.user):
+        raise Http404("No such page.")
+    claim = selectors.lead_claim(pk=pk)
+    if claim is None:
+        raise Http404("No such claim.")
+    return claim
+
+
+@login_required
+def adjudication_settings(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = _get_set_for_lead(request, pk)
+    form = AdjudicationSettingsForm(request.POST or None, instance=audit_set)
+    if request.method == "POST" and form.is_valid():
+        summary = services.adjudication_settings_update(
+            audit_set=audit_set,
+            by=request.user,
+            auto_gold=form.cleaned_data["auto_gold"],
+            evidence_jaccard_threshold=form.cleaned_data["evidence_jaccard_threshold"],
+            anonymous_adjudication=form.cleaned_data["anonymous_adjudication"],
+        )
+        messages.success(
+            request,
+            f"Settings saved. Compared {summary.compared} finished claims again: "
+            f"{summary.unanimous} became unanimous gold.",
+        )
+        return redirect("audit:adjudication-queue", audit_set.pk)
+    return render(
+        request, "audit/adjudication_settings.html", {"audit_set": audit_set, "form": form}
+    )
+
+
+@login_required
+def adjudication_queue(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = _get_set_for_lead(request, pk)
+    filterset = AdjudicationQueueFilter(
+        request.GET, queryset=selectors.adjudication_queue(audit_set=audit_set), audit_set=audit_set
+    )
+    table = AdjudicationQueueTable(filterset.qs, anonymous=audit_set.anonymous_adjudication)
+    RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
+    template = "audit/adjudication_queue.html"
+    if request.htmx and not request.htmx.history_restore_request:
+        template += "#results"
+    return render(request, template, {"audit_set": audit_set, "table": table, "filter": filterset})
+
+
+@login_required
+def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
+    claim = _get_claim_for_lead(request, pk)
+    return _render_adjudication(request, claim)
+
+
+@login_required
+@require_POST
+def adjudicate_save(request: HttpRequest, pk: int) -> HttpResponse:
+    claim = _get_claim_for_lead(request, pk)
+    form = AdjudicationForm(request.POST, passage_positions=_positions(claim))
+    if not form.is_valid():
+        problems = [f"{name}: {e}" for name, errors in form.errors.items() for e in errors]
+        return _render_adjudication(request, claim, form=form, problems=problems, status=400)
+    data = form.cleaned_data
+    take = data["take"]
+    try:
+        gold = services.adjudication_save(
+            claim=claim,
+            lead=request.user,
+            version=data["version"],
+            take=take,
+            data=None if take is not None else form.gold_data(),
+            reason=data["reason"],
+            note=data["note"],
+            flag_comment=data["flag_comment"],
+        )
+    except services.StaleAdjudication as stale:
+        return _render_adjudication(
+            request, claim, form=form, problems=[str(stale)], stale=True, status=409
+        )
+    except services.SheetIncomplete as incomplete:
+        return _render_adjudication(request, claim, form=form, problems=incomplete.problems)
+    except services.ReviewError as error:
+        return _render_adjudication(request, claim, form=form, problems=[str(error)], status=400)
+    audit_set = claim.answer.audit_set
+    label = judgments.JUDGMENT_LABELS[gold.judgment]
+    next_id = selectors.next_in_adjudication_queue(audit_set=audit_set, after=claim)
+    if next_id is None:
+        messages.success(request, f"Gold saved ({label}). The queue is empty.")
+        return redirect("audit:adjudication-queue", audit_set.pk)
+    messages.success(request, f"Gold saved ({label}). Here is the next claim in the queue.")
+    return redirect("audit:adjudicate", next_id)
+
+
+# --------------------------------------------------------------------------- history
+
+
+@dataclass
+class Change:
+    field: str
+    old: str
+    new: str
+
+
+@dataclass
+class Version:
+    when: datetime
+    who: str
+    kind: str
+    changes: list[Change] = field(default_factory=list)
+
+
+@dataclass
+class Track:
+    title: str
+    versions: list[Version]
+
+
+# Bookkeeping every save touches; the version number and times are shown per row already.
+_NOT_A_CHANGE = {"id", "claim", "created_at", "updated_at", "version"}
+_KINDS = {"+": "created", "~": "changed", "-": "deleted"}
+
+
+@login_required
+def claim_history(request: HttpRequest, pk: int) -> HttpResponse:
+    claim = _get_claim_for_lead(request, pk)
+    audit_set = claim.answer.audit_set
+    anonymous = audit_set.anonymous_adjudication
+    current = [s.pk for s in selectors.adjudication_sheets(claim=claim)]
+    sheet_records = list(
+        AuditSheet.history.filter(claim_id=claim.pk)
+        .select_related("history_user")
+        .order_by("history_date", "history_id")
+    )
+    sheet_ids = list(dict.fromkeys([*current, *sorted({r.id for r in sheet_records})]))
+    letters = {sheet_id: sheet_letter(i) for i, sheet_id in enumerate(sheet_ids)}
+    reviewers = {r.id: r.reviewer_id for r in sheet_records}
+    positions = dict(
+        Passage.objects.filter(answer_id=claim.answer_id).values_list("pk", "position")
+    )
+    gold_records = list(
+        Adjudication.history.filter(claim_id=claim.pk)
+        .select_related("history_user")
+        .order_by("history_date", "history_id")
+    )
+    people = {r.reviewer_id for r in sheet_records} | {r.lead_id for r in gold_records}
+    usernames = dict(
+        get_user_model().objects.filter(pk__in=people - {None}).values_list("pk", "username")
+    )
+
+    def _username(user_id: int | None) -> str:
+        return "—" if user_id is None else usernames.get(user_id, f"user {user_id}")
+
+    def person(user, sheet_id: int | None = None) -> str:
+        if user is None:
+            return "—"
+        if anonymous and sheet_id is not None and user.pk == reviewers.get(sheet_id):
+            return f"Reviewer {letters[sheet_id]}"
+        return user.get_username()
+
+    def shown(name: str, value, sheet_id: int | None) -> str:
+        if value in (None, "", []):
+            return "—"
+        if isinstance(value, datetime):
+            return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S")
+        if name == "judgment":
+            return judgments.JUDGMENT_LABELS.get(value, value)
+        if name == "evidence":
+            return "; ".join(f"[{e['passage']}] {e['text']}" for e in value)
+        if name in ("unsupported_assertions", "cited_urls"):
+            return "; ".join(value)
+        if name == "wrong_citation_passage":
+            return f"[{positions[value]}]" if value in positions else "(deleted passage)"
+        if name == "verification_worthy":
+            return "yes" if value else "no"
+        if name == "reviewer":
+            return f"Reviewer {letters[sheet_id]}" if anonymous else _username(value)
+        if name == "lead":
+            return _username(value)
+        if name == "from_sheet":
+            return f"sheet {letters.get(value, '?')}"
+        if name == "source":
+            return Adjudication.Source(value).label
+        if name == "reason":
+            return Adjudication.Reason(value).label
+        return str(value)
+
+    def track(records: list, sheet_id: int | None) -> list[Version]:
+        versions = []
+        previous = None
+        for record in records:
+            who = person(record.history_user, sheet_id)
+            if sheet_id is None and record.history_user is None:
+                who = "automatic (unanimous sheets)" if record.source == "unanimous" else "—"
+            version = Version(
+                when=record.history_date,
+                who=f"{who} · v{record.version}",
+                kind=_KINDS[record.history_type],
+            )
+            if previous is None:
+                for f in record.instance_type._meta.fields:
+                    value = getattr(record, f.attname)
+                    if f.name not in _NOT_A_CHANGE and value not in (None, "", []):
+                        version.changes.append(Change(f.name, "", shown(f.name, value, sheet_id)))
+            else:
+                delta = record.diff_against(previous, excluded_fields=_NOT_A_CHANGE)
+                for change in delta.changes:
+                    version.changes.append(
+                        Change(
+                            change.field,
+                            shown(change.field, change.old, sheet_id),
+                            shown(change.field, change.new, sheet_id),
+                        )
+                    )
+            versions.append(version)
+            previous = record
+        return versions
+
+    tracks = []
+    for sheet_id in sheet_ids:
+        records = [r for r in sheet_records if r.id == sheet_id]
+        title = f"Sheet {letters[sheet_id]}"
+        if not anonymous and records:
+            title += f" · {_username(records[-1].reviewer_id)}"
+        tracks.append(Track(title, track(records, sheet_id)))
+    if gold_records:
+        tracks.append(Track("Gold record", track(gold_records, None)))
+    return render(
+        request,
+        "audit/claim_history.html",
+        {"claim": claim, "audit_set": audit_set, "tracks": tracks},
+    )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _positions(claim: Claim) -> list[int]:
+    return list(claim.answer.passages.order_by("position").values_list("position", flat=True))
+
+
+def _keys(values) -> set[tuple[int, int, int]]:
+    keys = set()
+    for value in values:
+        try:
+            passage, start, end = (int(part) for part in str(value).split(":"))
+        except ValueError:
+            continue
+        keys.add((passage, start, end))
+    return keys
+
+
+def _values(
+    sheets: list[AuditSheet], gold: Adjudication | None, form: AdjudicationForm | None
+) -> dict:
+    """What the gold form shows: what was just posted, the gold record, or the sheets merged."""
+    if form is not None:
+        data = form.data
+        return {
+            "judgment": data.get("judgment", ""),
+            "evidence": _keys(data.getlist("evidence")),
+            "wrong": data.get("wrong_citation_passage", ""),
+            "worthy": bool(data.get("verification_worthy")),
+            "assertions": data.get("unsupported_assertions", ""),
+            "reason": data.get("reason", ""),
+            "note": data.get("note", ""),
+            "flag": bool(data.get("flag")),
+            "flag_comment": data.get("flag_comment", ""),
+            "version": data.get("version", gold.version if gold else 0),
+        }
+    if gold is not None:
+        return {
+            "judgment": gold.judgment,
+            "evidence": _keys(f"{e['passage']}:{e['start']}:{e['end']}" for e in gold.evidence),
+            "wrong": str(gold.wrong_citation_passage.position)
+            if gold.wrong_citation_passage
+            else "",
+            "worthy": gold.verification_worthy,
+            "assertions": "\n".join(gold.unsupported_assertions),
+            "reason": gold.reason,
+            "note": gold.note,
+            "flag": False,
+            "flag_comment": "",
+            "version": gold.version,
+        }
+    said = {s.judgment for s in sheets}
+    wrong = {s.wrong_citation_passage.position for s in sheets if s.wrong_citation_passage}
+    return {
+        "judgment": said.pop() if len(said) == 1 else "",
+        "evidence": {(e["passage"], e["start"], e["end"]) for s in sheets for e in s.evidence},
+        "wrong": str(wrong.pop()) if len(wrong) == 1 else "",
+        "worthy": any(s.verification_worthy for s in sheets) if sheets else True,
+        "assertions": "\n".join(dict.fromkeys(a for s in sheets for a in s.unsupported_assertions)),
+        "reason": "",
+        "note": "",
+        "flag": False,
+        "flag_comment": "",
+        "version": 0,
+    }
+
+
+def _render_adjudication(
+    request: HttpRequest,
+    claim: Claim,
+    *,
+    form: AdjudicationForm | None = None,
+    problems: list[str] = (),
+    stale: bool = False,
+    status: int = 200,
+) -> HttpResponse:
+    answer = claim.answer
+    audit_set = answer.audit_set
+    anonymous = audit_set.anonymous_adjudication
+    sheets = selectors.adjudication_sheets(claim=claim)
+    gold = (
+        Adjudication.objects.select_related("lead", "wrong_citation_passage", "from_sheet")
+        .filter(claim=claim)
+        .first()
+    )
+    values = _values(sheets, gold, form)
+    passages = list(answer.passages.order_by("position"))
+    cited = set(claim.citations.values_list("position", flat=True))
+    check = getattr(claim, "machine_check", None)
+    cards = []
+    chosen = {}
+    for i, sheet in enumerate(sheets):
+        letter = sheet_letter(i)
+        chosen[letter] = {(e["passage"], e["start"], e["end"]) for e in sheet.evidence}
+        cards.append(
+            {
+                "sheet": sheet,
+                "letter": letter,
+                "style": letter.lower() if i < 2 else "other",
+                "name": "" if anonymous else sheet.reviewer.get_username(),
+                "judgment": judgments.JUDGMENT_LABELS.get(sheet.judgment, "—"),
+                "fast": sheet.active_seconds < selectors.FAST_SECONDS,
+            }
+        )
+    named = {s.wrong_citation_passage.position for s in sheets if s.wrong_citation_passage}
+    views = display.marked_passages(
+        passages,
+        cited=cited,
+        chosen=chosen,
+        hints=display.hint_keys(check.highlights if check else []),
+        selected=values["evidence"],
+        named=named,
+    )
+    matched = {s.key for v in views for s in v.sentences}
+    # Evidence saved under other sentence boundaries must stay choosable, never vanish.
+    texts = {
+        (e["passage"], e["start"], e["end"]): e["text"]
+        for source in [*(s.evidence for s in sheets), gold.evidence if gold else []]
+        for e in source
+    }
+    orphans = [
+        {
+            "key": f"{p}:{s}:{e}",
+            "passage": p,
+            "text": texts.get((p, s, e), f"{s}–{e}"),
+            "checked": (p, s, e) in values["evidence"],
+        }
+        for p, s, e in sorted(values["evidence"] | set(texts))
+        if f"{p}:{s}:{e}" not in matched
+    ]
+    top_level = list(answer.claims.filter(parent__isnull=True).order_by("order"))
+    ctx = {
+        "audit_set": audit_set,
+        "answer": answer,
+        "claim": claim,
+        "sheets": cards,
+        "gold": gold,
+        "values": values,
+        "version": values["version"],
+        "severity": Severity(claim.severity).label if claim.severity is not None else "",
+        "severity_code": claim.severity,
+        "needs_reason": claim.severity is not None and claim.severity < Severity.CONFIRM,
+        "pieces": display.answer_pieces(answer, top_level, current=claim.parent_id or claim.pk),
+        "cited": sorted(cited),
+        "check": check,
+        "cited_passages": [v for v in views if v.cited or v.chosen],
+        "other_passages": [v for v in views if not (v.cited or v.chosen)],
+        "orphans": orphans,
+        "uncited_positions": [p.position for p in passages if p.position not in cited],
+        "judgment_choices": judgments.JUDGMENTS,
+        "reason_choices": Adjudication.Reason.choices,
+        "waiting": selectors.adjudication_queue(audit_set=audit_set).prefetch_related(None).count(),
+        "can_save": bool(sheets) and (claim.severity is not None or gold is not None),
+        "problems": problems,
+        "stale": stale,
+    }
+    return render(request, "audit/adjudicate.html", ctx, status=status)

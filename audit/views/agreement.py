@@ -1,0 +1,286 @@
+"""The lead's agreement pages for a set: the dashboard (reviewer agreement, evidence overlap,
+matcher uptake, raters against gold), the claims behind any number on it, and uploading an
+automatic judge's verdicts."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from audit import dashboard, judgments, selectors, services
+from audit.agreement import BINARY_NOT, ConfusionMatrix
+from audit.dashboard import REVIEWERS, Dashboard, Reviewer
+from audit.formats.records import FormatError
+from audit.forms import DashboardFilterForm, VerdictUploadForm
+from audit.models import AuditSet, RaterLabel
+from audit.roles import is_lead
+from audit.tables import sheet_letter
+
+PER_PAGE = 50
+LABELS = {**judgments.JUDGMENT_LABELS, BINARY_NOT: "Not fully supported"}
+# Axis labels of the heat map, short enough for a 46-pixel column.
+SHORT = {
+    judgments.SUPPORTED: "Supported",
+    judgments.PARTIAL: "Partial",
+    judgments.NOT_SUPPORTED: "Not supp.",
+    judgments.CONTRADICTED: "Contradicted",
+    judgments.WRONG_CITATION: "Wrong cit.",
+    judgments.INACCESSIBLE: "Inaccessible",
+    judgments.UNCLEAR: "Unclear",
+    BINARY_NOT: "Not fully",
+}
+CELL = 46
+LABEL_WIDTH = 104
+HEADER_HEIGHT = 78
+
+
+def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
+    # Reviewers never see agreement figures: a 404, as for every lead page.
+    if not is_lead(request.user):
+        raise Http404("No such page.")
+    return selectors.set_for_user(user=request.user, pk=pk)
+
+
+def _board(request: HttpRequest, audit_set: AuditSet) -> tuple[Dashboard, DashboardFilterForm]:
+    """The dashboard for the filters in the query string; unknown values are ignored."""
+    systems = selectors.set_systems(audit_set=audit_set)
+    system = request.GET.get("system", "")
+    if system not in systems:
+        system = ""
+    try:
+        first, second = (int(pk) for pk in request.GET.get("pair", "").split("-"))
+        pair = (first, second)
+    except ValueError:
+        pair = None
+    board = dashboard.agreement_dashboard(audit_set=audit_set, system=system, pair=pair)
+    form = DashboardFilterForm(
+        initial={"system": board.system, "pair": _pair_key(board.pair)},
+        systems=systems,
+        pairs=[
+            (_pair_key((a, b)), f"{a.username} × {b.username}")
+            for a, b in dashboard.reviewer_pairs(board.reviewers)
+        ],
+    )
+    return board, form
+
+
+def _pair_key(pair: tuple[Reviewer, Reviewer] | None) -> str:
+    return f"{pair[0].pk}-{pair[1].pk}" if pair else ""
+
+
+def _filters(board: Dashboard) -> dict[str, str]:
+    params = {}
+    if board.system:
+        params["system"] = board.system
+    if board.pair:
+        params["pair"] = _pair_key(board.pair)
+    return params
+
+
+def _axis_names(board: Dashboard, which: str) -> tuple[str, str]:
+    if which != REVIEWERS:
+        score = board.rater(which)
+        return "Gold", score.name if score else "rater"
+    if board.pair:
+        return board.pair[0].username, board.pair[1].username
+    return "Sheet A", "Sheet B"
+
+
+def _heatmap(
+    audit_set: AuditSet, board: Dashboard, which: str, scale: str, matrix: ConfusionMatrix
+) -> dict:
+    """An SVG heat map: shade by count, count in every cell, each cell a link to its claims.
+
+    Shades are SVG presentation attributes (fill-opacity), which the CSP allows, unlike
+    style attributes.
+    """
+    rows_name, cols_name = _axis_names(board, which)
+    n = len(matrix.labels)
+    peak = max((max(row) for row in matrix.counts), default=0) or 1
+    base = reverse("audit:agreement-claims", args=[audit_set.pk])
+    cells = []
+    for i, row_label in enumerate(matrix.labels):
+        for j, col_label in enumerate(matrix.labels):
+            count = matrix.counts[i][j]
+            shade = 0.06 + 0.84 * count / peak if count else 0.0
+            query = {
+                **_filters(board),
+                "which": which,
+                "scale": scale,
+                "row": row_label,
+                "col": col_label,
+            }
+            cells.append(
+                {
+                    "x": LABEL_WIDTH + j * CELL,
+                    "y": HEADER_HEIGHT + i * CELL,
+                    "tx": LABEL_WIDTH + j * CELL + CELL // 2,
+                    "ty": HEADER_HEIGHT + i * CELL + CELL // 2 + 5,
+                    "count": count,
+                    "shade": f"{shade:.2f}",
+                    "dark": shade > 0.5,
+                    "diagonal": i == j,
+                    "href": f"{base}?{urlencode(query)}" if count else "",
+                    "title": f"{rows_name}: {LABELS.get(row_label, row_label)} · "
+                    f"{cols_name}: {LABELS.get(col_label, col_label)} — {count} "
+                    f"claim{'s' if count != 1 else ''}",
+                }
+            )
+    return {
+        # Room on the right for the last column's slanted label.
+        "width": LABEL_WIDTH + n * CELL + 60,
+        "height": HEADER_HEIGHT + n * CELL + 4,
+        "cells": cells,
+        "cell": CELL,
+        "rows": [
+            {"y": HEADER_HEIGHT + i * CELL + CELL // 2 + 4, "text": SHORT.get(label, label)}
+            for i, label in enumerate(matrix.labels)
+        ],
+        "cols": [
+            {"x": LABEL_WIDTH + j * CELL + CELL // 2, "text": SHORT.get(label, label)}
+            for j, label in enumerate(matrix.labels)
+        ],
+        "label_x": LABEL_WIDTH - 6,
+        "header_y": HEADER_HEIGHT - 6,
+        "rows_name": rows_name,
+        "cols_name": cols_name,
+        "n": matrix.n,
+        "empty": not matrix.labels,
+        "title": f"{rows_name} (rows) × {cols_name} (columns)",
+    }
+
+
+@login_required
+def agreement(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = _get_set_for_lead(request, pk)
+    board, form = _board(request, audit_set)
+    base = reverse("audit:agreement-claims", args=[audit_set.pk])
+    raters = []
+    for score in board.raters:
+        per_label = [
+            {"label": LABELS.get(code, code), "score": label_score}
+            for code, label_score in score.full.per_label.items()
+        ]
+        differ = {**_filters(board), "which": score.key, "differ": "1"}
+        raters.append(
+            {
+                "score": score,
+                "per_label": per_label,
+                "heatmap": _heatmap(audit_set, board, score.key, "full", score.full.confusion),
+                "differ_url": f"{base}?{urlencode(differ)}",
+            }
+        )
+    return render(
+        request,
+        "audit/agreement.html",
+        {
+            "audit_set": audit_set,
+            "board": board,
+            "form": form,
+            "scales": [
+                ("Full judgment scale", board.full),
+                ("Fully supported vs not", board.binary),
+            ],
+            "kappas": _kappa_rows(board),
+            "heatmaps": [
+                (
+                    "Full judgment scale",
+                    _heatmap(audit_set, board, REVIEWERS, "full", board.confusion),
+                ),
+                (
+                    "Fully supported vs not",
+                    _heatmap(audit_set, board, REVIEWERS, "binary", board.confusion_binary),
+                ),
+            ],
+            "raters": raters,
+        },
+    )
+
+
+def _kappa_rows(board: Dashboard) -> list[dict]:
+    binary = {(p.rater_a, p.rater_b): p for p in board.binary.pairs}
+    return [{"pair": p, "binary": binary.get((p.rater_a, p.rater_b))} for p in board.full.pairs]
+
+
+@login_required
+def agreement_claims(request: HttpRequest, pk: int) -> HttpResponse:
+    """The claims behind one heat-map cell, or where a rater differs from gold."""
+    audit_set = _get_set_for_lead(request, pk)
+    board, _form = _board(request, audit_set)
+    which = request.GET.get("which", REVIEWERS)
+    scale = "binary" if request.GET.get("scale") == "binary" else "full"
+    rows_name, cols_name = _axis_names(board, which)
+    if request.GET.get("differ"):
+        score = board.rater(which)
+        if score is None:
+            raise Http404("No such rater in this set.")
+        report = score.binary if scale == "binary" else score.full
+        items = report.disagreements
+        title = f"Claims where {score.name} differs from gold"
+    else:
+        matrix = board.matrix(which, scale)
+        if matrix is None:
+            raise Http404("No such matrix.")
+        row, col = request.GET.get("row", ""), request.GET.get("col", "")
+        items = matrix.cell(row, col)
+        title = f"{rows_name}: {LABELS.get(row, row)} · {cols_name}: {LABELS.get(col, col)}"
+    page = Paginator(sorted(items), PER_PAGE).get_page(request.GET.get("page"))
+    rows = selectors.claims_by_ids(ids=list(page.object_list))
+    anonymous = audit_set.anonymous_adjudication
+    for claim in rows:
+        claim.gold_label = LABELS.get(claim.gold or "", "")
+        claim.sheet_rows = [
+            (
+                sheet_letter(i) if anonymous else f"{sheet_letter(i)} · {s.reviewer.username}",
+                LABELS.get(s.judgment, s.judgment),
+            )
+            for i, s in enumerate(claim.submitted_sheets)
+        ]
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "audit/agreement_claims.html",
+        {
+            "audit_set": audit_set,
+            "board": board,
+            "title": title,
+            "page": page,
+            "rows": rows,
+            "query": query.urlencode(),
+        },
+    )
+
+
+@login_required
+def verdicts_upload(request: HttpRequest, pk: int) -> HttpResponse:
+    audit_set = _get_set_for_lead(request, pk)
+    form = VerdictUploadForm(request.POST or None, request.FILES or None)
+    ctx: dict = {"audit_set": audit_set, "form": form}
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            ctx["summary"] = services.verdicts_import(
+                audit_set=audit_set,
+                data=upload.read(settings.IMPORT_MAX_BYTES + 1),
+                filename=upload.name,
+                max_bytes=settings.IMPORT_MAX_BYTES,
+            )
+        except FormatError as error:
+            ctx["error"] = str(error)
+            status = 400
+    ctx["raters"] = list(
+        RaterLabel.objects.filter(claim__answer__audit_set=audit_set)
+        .values("rater__name", "rater__kind")
+        .annotate(n=Count("pk"))
+        .order_by("rater__kind", "rater__name")
+    )
+    return render(request, "audit/verdicts_upload.html", ctx, status=status)

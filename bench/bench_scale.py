@@ -1,0 +1,148 @@
+"""Scale benchmark: a synthetic set of 100k claims (20k answers × 5 claims, 3 passages each),
+imported through the real import service, opened for two reviewers, half the sheets
+submitted; then server time of the review page and the lead's claims list.
+
+    .venv/bin/python bench/bench_scale.py [--answers 20000] [--requests 40]
+
+DATABASE_URL names the database (PostgreSQL is the production engine: a scratch database
+`citeaudit_scale` is created beside the one named); without it, a temporary SQLite file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def _database_url() -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith(("postgres://", "postgresql://")):
+        parts = urlsplit(url)
+        admin = urlunsplit(parts._replace(path="/postgres"))
+        for sql in ("DROP DATABASE IF EXISTS citeaudit_scale", "CREATE DATABASE citeaudit_scale"):
+            subprocess.run(["psql", admin, "-qc", sql], check=True, capture_output=True)
+        return urlunsplit(parts._replace(path="/citeaudit_scale"))
+    return f"sqlite:///{tempfile.mkdtemp(prefix='citeaudit-scale-')}/scale.sqlite3"
+
+
+def _p95(values: list[float]) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(0.95 * len(values)))] * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--answers", type=int, default=20000)
+    parser.add_argument("--requests", type=int, default=40)
+    args = parser.parse_args()
+
+    os.environ["DATABASE_URL"] = _database_url()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+    import django
+
+    django.setup()
+    from bench_import import make_alce
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext, setup_test_environment
+
+    from audit import services
+    from audit.formats import parse_file
+    from audit.models import AuditSet, AuditSheet, Claim
+
+    setup_test_environment()
+    call_command("migrate", verbosity=0)
+    audit_set = AuditSet.objects.create(name="Scale")
+    half = args.answers // 2
+    import_times = []
+    for part in range(2):
+        data = make_alce(half, seed=part)
+        for item in data["data"]:
+            item["id"] = f"p{part}-{item['id']}"
+        payload = json.dumps(data).encode()
+        start = time.perf_counter()
+        services.answers_import(
+            audit_set=audit_set,
+            parsed=parse_file(payload, f"scale{part}.json"),
+            filename=f"scale{part}.json",
+            sha256=str(part),
+        )
+        import_times.append(time.perf_counter() - start)
+    claims = Claim.objects.filter(answer__audit_set=audit_set).count()
+    print(
+        f"import: {half} answers in {import_times[0]:.1f} s, then {import_times[1]:.1f} s "
+        f"more; {claims} claims"
+    )
+
+    group = Group.objects.get(name="reviewer")
+    reviewers = []
+    for name in ("scale_a", "scale_b"):
+        user = User.objects.create_user(name, password="x")
+        user.groups.add(group)
+        reviewers.append(user)
+    lead = User.objects.create_superuser("scale_lead", password="x")
+    start = time.perf_counter()
+    services.review_open(audit_set=audit_set, reviewers=reviewers, overlap=2, by=lead)
+    print(f"open review (2 reviewers, overlap 2): {time.perf_counter() - start:.1f} s")
+
+    # Half of reviewer A's claims get a submitted sheet, so lists show every status.
+    rng = random.Random(3)
+    claim_ids = list(Claim.objects.filter(answer__audit_set=audit_set).values_list("pk", flat=True))
+    chosen = rng.sample(claim_ids, len(claim_ids) // 2)
+    AuditSheet.objects.bulk_create(
+        AuditSheet(
+            claim_id=pk,
+            reviewer=reviewers[0],
+            answer_statement="x",
+            judgment="supported",
+            status="submitted",
+        )
+        for pk in chosen
+    )
+
+    reviewer_client, lead_client = Client(), Client()
+    reviewer_client.force_login(reviewers[1])
+    lead_client.force_login(lead)
+    pages = {
+        "review page": [f"/claims/{pk}/review/" for pk in rng.sample(claim_ids, args.requests)],
+        "claims list, page 1": [f"/sets/{audit_set.pk}/claims/"] * args.requests,
+        "claims list, page 1000": [f"/sets/{audit_set.pk}/claims/?page=1000"] * 10,
+        "claims list, status filter": [f"/sets/{audit_set.pk}/claims/?status=partly_submitted"]
+        * 10,
+        "set page (answers)": [f"/sets/{audit_set.pk}/"] * 10,
+    }
+    print(f"{'page':30} {'n':>4} {'median ms':>10} {'p95 ms':>8} {'queries':>8}")
+    for name, urls in pages.items():
+        client = reviewer_client if name == "review page" else lead_client
+        timings, queries = [], 0
+        for url in urls:
+            with CaptureQueriesContext(connection) as ctx:
+                start = time.perf_counter()
+                response = client.get(url)
+                timings.append(time.perf_counter() - start)
+            queries = len(ctx.captured_queries)
+            assert response.status_code == 200, (url, response.status_code)
+        print(
+            f"{name:30} {len(urls):4} {statistics.median(timings) * 1000:10.0f} "
+            f"{_p95(timings):8.0f} {queries:8}"
+        )
+    print(f"database: {connection.vendor}")
+
+
+if __name__ == "__main__":
+    main()

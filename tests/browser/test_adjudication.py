@@ -1,0 +1,179 @@
+"""A lead resolves every disagreement of a small demo round in a real browser: Take A,
+Take B and an edited version, one of them by keyboard only; the queue ends empty and the
+dashboard shows the round."""
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from audit import services
+from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, UNCLEAR
+from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag
+from audit.services import EvidenceRef, SheetData
+from tests.browser.conftest import screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+FULL_TIME = "Full-time employees are entitled to 25 days of paid annual leave in each leave year."
+PART_TIME = "Part-time employees receive the same entitlement pro rata to their contracted hours."
+
+
+def _watch_errors(page) -> list[str]:
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return errors
+
+
+def _claim(answer_id: str, order: int) -> Claim:
+    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
+
+
+def _ref(claim: Claim, text: str) -> EvidenceRef:
+    start = claim.answer.passages.get(position=1).text.index(text)
+    return EvidenceRef(passage=1, start=start, end=start + len(text))
+
+
+def _submit(
+    user, claim: Claim, judgment: str, *evidence: EvidenceRef, seconds: int = 45, **data
+) -> AuditSheet:
+    sheet = services.sheet_for(claim=claim, reviewer=user)
+    AuditSheet.objects.filter(pk=sheet.pk).update(active_seconds=seconds)
+    sheet.refresh_from_db()
+    return services.sheet_submit(
+        sheet=sheet,
+        user=user,
+        version=sheet.version,
+        data=SheetData(judgment=judgment, evidence=evidence, **data),
+    )
+
+
+@pytest.fixture
+def demo_round(handmade, reviewer_a, reviewer_b, lead):
+    """Five finished claims: one unanimous, three disagreements, one to confirm."""
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    c0, c1, c2, c3 = (_claim("hm-1-a", n) for n in range(4))
+    n0 = _claim("hm-2-a", 0)
+    _submit(reviewer_a, c0, SUPPORTED, _ref(c0, FULL_TIME), notes="Exactly 25 days.")
+    _submit(reviewer_b, c0, CONTRADICTED, seconds=1, notes="Says per leave year, not per year.")
+    _submit(reviewer_a, c1, SUPPORTED, _ref(c1, PART_TIME))
+    _submit(reviewer_b, c1, PARTIAL, _ref(c1, PART_TIME), _ref(c1, FULL_TIME))
+    _submit(reviewer_a, c2, NOT_SUPPORTED)
+    _submit(reviewer_b, c2, NOT_SUPPORTED)
+    _submit(reviewer_a, c3, PARTIAL, _ref(c3, FULL_TIME))
+    _submit(reviewer_b, c3, PARTIAL, _ref(c3, FULL_TIME), _ref(c3, PART_TIME))
+    _submit(reviewer_a, n0, NOT_SUPPORTED)
+    _submit(reviewer_b, n0, UNCLEAR, notes="“4 weeks” vs “four weeks”?")
+    return {"c0": c0, "c1": c1, "c2": c2, "c3": c3, "n0": n0}
+
+
+def test_lead_resolves_every_disagreement_of_the_round(
+    new_page, live_server, demo_round, lead, tmp_path
+):
+    c0, c1, c3, n0 = (demo_round[k] for k in ("c0", "c1", "c3", "n0"))
+    page = new_page(lead)
+    errors = _watch_errors(page)
+    audit_set_pk = c0.answer.audit_set_id
+
+    page.goto(f"{live_server.url}/sets/{audit_set_pk}/adjudication/")
+    expect(page.locator("#results tbody tr")).to_have_count(4)
+    screenshot(page, "adjudication-queue")
+    page.locator("#results tbody tr").first.get_by_role("link", name="Adjudicate").click()
+
+    # Contradicted vs supported comes first. Take A, with a reason, by keyboard only.
+    page.wait_for_url(f"{live_server.url}/claims/{c0.pk}/adjudicate/")
+    expect(page.locator(".sev")).to_have_text("Contradicted vs supported")
+    page.check("#show-hints")
+    screenshot(page, "adjudication-view")
+    page.focus("#id_reason")
+    page.keyboard.press("ArrowDown")  # "Reviewer error"
+    page.focus("#id_note")
+    page.keyboard.type("B read “per leave year” as a different period.")
+    page.focus("#take-a")
+    page.keyboard.press("Enter")
+
+    # Judgments differ: an edited version, partial support on the part-time sentence only.
+    page.wait_for_url(f"{live_server.url}/claims/{c1.pk}/adjudicate/")
+    expect(page.locator(".messages li").first).to_contain_text("Gold saved (Supported)")
+    full = page.locator(f"label.gold-sent:has-text('{FULL_TIME}')")
+    expect(full.locator("input")).to_be_checked()  # prefilled from the union
+    full.click()
+    expect(page.locator("#gold-count")).to_have_text("1 in gold")
+    screenshot(page, "adjudication-view-edit")
+    page.check("input[name=judgment][value=partially_supported]")
+    page.select_option("#id_reason", "both_partly_right")
+    page.check("#id_flag")
+    page.fill("#id_flag_comment", "Is pro rata partial support?")
+    page.click("#save-merged")
+
+    # Different judgments again: take B.
+    page.wait_for_url(f"{live_server.url}/claims/{n0.pk}/adjudicate/")
+    page.select_option("#id_reason", "ambiguous_source")
+    page.click("#take-b")
+
+    # They agree, not identically: confirm B's wider evidence, no reason needed.
+    page.wait_for_url(f"{live_server.url}/claims/{c3.pk}/adjudicate/")
+    expect(page.locator(".sev")).to_have_text("Agree: confirm")
+    page.click("#take-b")
+
+    page.wait_for_url(f"{live_server.url}/sets/{audit_set_pk}/adjudication/")
+    expect(page.locator(".messages li").first).to_have_text(
+        "Gold saved (Partially supported). The queue is empty."
+    )
+    expect(page.locator("#results tbody tr")).to_have_count(1)  # the empty-table row
+    assert page.inner_text(".queue-count") == "0 claims waiting."
+
+    golds = {
+        g.claim_id: (g.source, g.judgment, g.from_sheet.reviewer.username if g.from_sheet else "")
+        for g in Adjudication.objects.select_related("from_sheet__reviewer")
+    }
+    assert golds == {
+        c0.pk: ("sheet", SUPPORTED, "rev_a"),
+        c1.pk: ("edited", PARTIAL, ""),
+        demo_round["c2"].pk: ("unanimous", NOT_SUPPORTED, ""),
+        c3.pk: ("sheet", PARTIAL, "rev_b"),
+        n0.pk: ("sheet", UNCLEAR, "rev_b"),
+    }
+    edited = Adjudication.objects.get(claim=c1)
+    assert [e["text"] for e in edited.evidence] == [PART_TIME]
+    assert Adjudication.objects.get(claim=c0).note == (
+        "B read “per leave year” as a different period."
+    )
+    assert Adjudication.objects.get(claim=c0).reason == "reviewer_error"
+    assert list(GuidelineFlag.objects.values_list("comment", flat=True)) == [
+        "Is pro rata partial support?"
+    ]
+
+    page.goto(f"{live_server.url}/claims/{c0.pk}/history/")
+    screenshot(page, "adjudication-history")
+    expect(page.locator(".history-track h2")).to_have_count(3)
+
+    # An automatic judge's verdicts, uploaded, then held against the new gold.
+    verdicts = tmp_path / "judge.jsonl"
+    verdicts.write_text(
+        "".join(
+            json.dumps({"judge": "nli-v1", "answer_id": a, "claim_index": i, "judgment": j}) + "\n"
+            for a, i, j in [
+                ("hm-1-a", 0, SUPPORTED),
+                ("hm-1-a", 1, SUPPORTED),
+                ("hm-1-a", 2, NOT_SUPPORTED),
+                ("hm-1-a", 3, PARTIAL),
+                ("hm-2-a", 0, NOT_SUPPORTED),
+            ]
+        )
+    )
+    page.goto(f"{live_server.url}/sets/{audit_set_pk}/verdicts/")
+    page.set_input_files("input[name=file]", str(verdicts))
+    page.click("form.stack button[type=submit]")
+    expect(page.locator(".ok-box")).to_contain_text("Imported verdicts of nli-v1.")
+
+    page.goto(f"{live_server.url}/sets/{audit_set_pk}/agreement/")
+    screenshot(page, "agreement-dashboard")
+    expect(page.locator("#kappas tbody tr")).to_have_count(1)
+    expect(page.locator(".rater-card .differ-link")).to_have_text(
+        "2 claims where nli-v1 differs from gold"
+    )
+    page.locator(".heatmap a.hm-link").first.click()
+    expect(page.locator("h1")).to_contain_text("Sheet A: Supported")
+    assert errors == []

@@ -1,0 +1,440 @@
+"""The lead's adjudication pages: the queue, the claim with both sheets, saving gold (and
+the refusal a second lead gets), a claim's history and the set's settings."""
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from audit import services
+from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED
+from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag, Severity
+from audit.services import EvidenceRef, SheetData
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+FULL_TIME = "Full-time employees are entitled to 25 days of paid annual leave in each leave year."
+PART_TIME = "Part-time employees receive the same entitlement pro rata to their contracted hours."
+HOSTILE = "<script>alert('x')</script>"
+
+
+@pytest.fixture
+def opened(handmade, reviewer_a, reviewer_b, lead):
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    return handmade
+
+
+def _claim(answer_id: str, order: int) -> Claim:
+    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
+
+
+def _ref(claim: Claim, position: int, text: str) -> EvidenceRef:
+    source = claim.answer.passages.get(position=position).text
+    start = source.index(text)
+    return EvidenceRef(passage=position, start=start, end=start + len(text))
+
+
+def _key(ref: EvidenceRef) -> str:
+    return f"{ref.passage}:{ref.start}:{ref.end}"
+
+
+def _submit(user, claim: Claim, judgment: str, *evidence: EvidenceRef, seconds: int = 0, **data):
+    sheet = services.sheet_for(claim=claim, reviewer=user)
+    AuditSheet.objects.filter(pk=sheet.pk).update(active_seconds=seconds)
+    sheet.refresh_from_db()
+    return services.sheet_submit(
+        sheet=sheet,
+        user=user,
+        version=sheet.version,
+        data=SheetData(judgment=judgment, evidence=evidence, **data),
+    )
+
+
+@pytest.fixture
+def round_(opened, reviewer_a, reviewer_b):
+    """Four finished claims of hm-1-a, one of each kind, plus an unfinished one."""
+    c0, c1, c2, c3 = (_claim("hm-1-a", n) for n in range(4))
+    full, part = _ref(c0, 1, FULL_TIME), _ref(c1, 1, PART_TIME)
+    _submit(reviewer_a, c0, SUPPORTED, full, seconds=40)
+    _submit(reviewer_b, c0, CONTRADICTED, seconds=1, notes=HOSTILE)
+    _submit(reviewer_a, c1, SUPPORTED, part, seconds=12)
+    _submit(reviewer_b, c1, PARTIAL, part, _ref(c1, 1, FULL_TIME), seconds=30)
+    _submit(reviewer_a, c2, NOT_SUPPORTED, seconds=5)
+    _submit(reviewer_b, c2, NOT_SUPPORTED, seconds=7)  # identical: unanimous gold
+    _submit(reviewer_a, c3, PARTIAL, _ref(c3, 1, FULL_TIME), seconds=9)
+    _submit(reviewer_b, c3, PARTIAL, _ref(c3, 1, FULL_TIME), _ref(c3, 1, PART_TIME), seconds=9)
+    _submit(reviewer_a, _claim("hm-2-a", 0), NOT_SUPPORTED)  # B has not submitted
+    return {"c0": c0, "c1": c1, "c2": c2, "c3": c3}
+
+
+def _queue(client, audit_set, **params):
+    return client.get(reverse("audit:adjudication-queue", args=[audit_set.pk]), params)
+
+
+# ----------------------------------------------------------------------------- queue
+
+
+def test_queue_lists_finished_claims_by_severity(client_for, opened, round_, lead):
+    response = _queue(client_for(lead), opened)
+
+    rows = [row.record for row in response.context["table"].rows]
+    assert [(r.pk, r.severity) for r in rows] == [
+        (round_["c0"].pk, Severity.CONTRADICTED_VS_SUPPORTED),
+        (round_["c1"].pk, Severity.JUDGMENT),
+        (round_["c3"].pk, Severity.CONFIRM),
+    ]
+    body = response.content.decode()
+    assert '<span class="sev sev-0">Contradicted vs supported</span>' in body
+    assert (
+        '<span class="who">B · rev_b</span> <span class="jdg jdg-contradicted">Contradicted</span>'
+        in body
+    )
+    assert '<span class="fast">1 s ⚠ under 2 s</span>' in body
+    assert "3</strong> claims waiting" in body
+
+
+def test_queue_filters_by_reason_judgment_and_fast_sheets(client_for, opened, round_, lead):
+    client = client_for(lead)
+
+    def pks(**params) -> list[int]:
+        return [row.record.pk for row in _queue(client, opened, **params).context["table"].rows]
+
+    assert pks(severity=Severity.JUDGMENT) == [round_["c1"].pk]
+    assert pks(judgment=PARTIAL) == [round_["c1"].pk, round_["c3"].pk]
+    assert pks(fast="true") == [round_["c0"].pk]
+    assert pks(system="handmade v2") == []
+
+
+def test_queue_hides_names_when_adjudication_is_anonymous(client_for, opened, round_, lead):
+    opened.anonymous_adjudication = True
+    opened.save()
+
+    body = _queue(client_for(lead), opened).content.decode()
+
+    assert "rev_a" not in body and "rev_b" not in body
+    assert (
+        '<span class="who">B</span> <span class="jdg jdg-contradicted">Contradicted</span>' in body
+    )
+
+
+def test_queue_never_loads_answer_or_passage_text(client_for, opened, round_, lead):
+    with CaptureQueriesContext(connection) as queries:
+        _queue(client_for(lead), opened)
+
+    sql = " ".join(q["sql"] for q in queries.captured_queries)
+    assert '"audit_answer"."text"' not in sql
+    assert '"audit_passage"."text"' not in sql
+
+
+def test_reviewers_get_404_on_every_adjudication_page(client_for, opened, round_, reviewer_a):
+    client = client_for(reviewer_a)
+    claim = round_["c0"]
+    urls = [
+        reverse("audit:adjudication-queue", args=[opened.pk]),
+        reverse("audit:adjudication-settings", args=[opened.pk]),
+        reverse("audit:adjudicate", args=[claim.pk]),
+        reverse("audit:claim-history", args=[claim.pk]),
+    ]
+
+    statuses = [client.get(url).status_code for url in urls]
+    posted = client.post(reverse("audit:adjudicate-save", args=[claim.pk]), {"version": 0})
+
+    assert statuses == [404, 404, 404, 404]
+    assert posted.status_code == 404
+    assert Adjudication.objects.filter(claim=claim).count() == 0
+
+
+# ------------------------------------------------------------------------ adjudicate
+
+
+def test_adjudication_page_shows_the_claim_both_sheets_and_marked_evidence(
+    client_for, opened, round_, lead
+):
+    claim = round_["c1"]
+    full, part = _ref(claim, 1, FULL_TIME), _ref(claim, 1, PART_TIME)
+
+    response = client_for(lead).get(reverse("audit:adjudicate", args=[claim.pk]))
+
+    body = response.content.decode()
+    ctx = response.context
+    assert [(c["letter"], c["name"], c["judgment"]) for c in ctx["sheets"]] == [
+        ("A", "rev_a", "Supported"),
+        ("B", "rev_b", "Partially supported"),
+    ]
+    assert '<mark class="claim current">Part-time staff receive leave pro rata </mark>' in body
+    # Both chose the part-time sentence (the matcher's hint too); only B the full-time one.
+    # The merged version starts from their union, with no judgment while they differ.
+    assert (
+        f'<label class="gold-sent ev-a ev-b mh"><input type="checkbox" name="evidence" '
+        f'value="{_key(part)}" checked><span class="badge badge-a" title="Reviewer A chose '
+        f'this sentence">A</span><span class="badge badge-b" title="Reviewer B chose this '
+        f'sentence">B</span>{PART_TIME}</label>'
+    ) in body
+    assert f'value="{_key(full)}" checked><span class="badge badge-b"' in body
+    assert (ctx["values"]["judgment"], ctx["version"], ctx["needs_reason"]) == ("", 0, True)
+    assert '<select name="reason" id="id_reason" required>' in body
+    assert 'id="take-a"' in body and 'id="take-b"' in body
+
+
+def test_adjudication_page_escapes_reviewer_text_and_can_hide_names(
+    client_for, opened, round_, lead
+):
+    opened.anonymous_adjudication = True
+    opened.save()
+
+    body = client_for(lead).get(reverse("audit:adjudicate", args=[round_["c0"].pk])).content
+    body = body.decode()
+
+    assert HOSTILE not in body
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
+    assert "rev_a" not in body and "rev_b" not in body
+    assert '<span class="flag fast">⚠ under 2 s</span>' in body
+
+
+def test_take_b_saves_gold_and_opens_the_next_claim(client_for, opened, round_, lead):
+    c0 = round_["c0"]
+    b = AuditSheet.objects.get(claim=c0, reviewer__username="rev_b")
+
+    response = client_for(lead).post(
+        reverse("audit:adjudicate-save", args=[c0.pk]),
+        {"version": 0, "take": b.pk, "reason": "reviewer_error", "note": "A misread"},
+    )
+
+    assert response.url == reverse("audit:adjudicate", args=[round_["c1"].pk])
+    gold = Adjudication.objects.get(claim=c0)
+    assert (gold.source, gold.judgment, gold.from_sheet, gold.lead, gold.note) == (
+        "sheet",
+        CONTRADICTED,
+        b,
+        lead,
+        "A misread",
+    )
+
+
+def test_an_edited_version_with_a_flag(client_for, opened, round_, lead):
+    c1 = round_["c1"]
+    part = _ref(c1, 1, PART_TIME)
+
+    response = client_for(lead).post(
+        reverse("audit:adjudicate-save", args=[c1.pk]),
+        {
+            "version": 0,
+            "judgment": PARTIAL,
+            "evidence": [_key(part)],
+            "unsupported_assertions": "staff\n",
+            "verification_worthy": "on",
+            "reason": "both_partly_right",
+            "flag": "on",
+            "note": "Staff vs employees again.",
+        },
+    )
+
+    assert response.status_code == 302
+    gold = Adjudication.objects.get(claim=c1)
+    assert (gold.source, gold.judgment, gold.unsupported_assertions) == (
+        "edited",
+        PARTIAL,
+        ["staff"],
+    )
+    assert [e["text"] for e in gold.evidence] == [PART_TIME]
+    assert list(GuidelineFlag.objects.values_list("comment", flat=True)) == [
+        "Staff vs employees again."
+    ]
+
+
+def test_the_last_claim_returns_to_an_empty_queue(client_for, opened, round_, lead):
+    client = client_for(lead)
+    for key, reason in (("c0", "other"), ("c1", "other"), ("c3", "")):
+        claim = round_[key]
+        a = AuditSheet.objects.get(claim=claim, reviewer__username="rev_a")
+        response = client.post(
+            reverse("audit:adjudicate-save", args=[claim.pk]),
+            {"version": 0, "take": a.pk, "reason": reason},
+        )
+
+    assert response.url == reverse("audit:adjudication-queue", args=[opened.pk])
+    assert _queue(client, opened).context["table"].paginator.count == 0
+
+
+def test_a_second_lead_gets_a_409_page_and_nothing_is_overwritten(
+    client_for, opened, round_, lead, client
+):
+    other = UserFactory(username="lead2", role="lead")
+    c0 = round_["c0"]
+    a = AuditSheet.objects.get(claim=c0, reviewer__username="rev_a")
+    b = AuditSheet.objects.get(claim=c0, reviewer__username="rev_b")
+    url = reverse("audit:adjudicate-save", args=[c0.pk])
+    # Both leads loaded the page while the claim had no gold: version 0 on both forms.
+    services.adjudication_save(claim=c0, lead=other, version=0, take=a.pk, reason="other")
+
+    response = client_for(lead).post(url, {"version": 0, "take": b.pk, "reason": "other"})
+
+    body = response.content.decode()
+    assert response.status_code == 409
+    assert "Not saved: another lead was first." in body
+    assert "(now version 1, by lead2)" in body
+    gold = Adjudication.objects.get(claim=c0)
+    assert (gold.from_sheet, gold.lead, gold.version) == (a, other, 1)
+
+
+def test_a_missing_reason_keeps_the_lead_on_the_page(client_for, opened, round_, lead):
+    c0 = round_["c0"]
+    a = AuditSheet.objects.get(claim=c0, reviewer__username="rev_a")
+
+    response = client_for(lead).post(
+        reverse("audit:adjudicate-save", args=[c0.pk]),
+        {"version": 0, "take": a.pk, "note": "kept"},
+    )
+
+    assert response.status_code == 400
+    assert response.context["problems"] == ["Choose a reason code: the reviewers disagreed."]
+    assert response.context["values"]["note"] == "kept"
+    assert Adjudication.objects.count() == 1  # the unanimous one only
+
+
+def test_unanimous_gold_can_be_opened_and_edited(client_for, opened, round_, lead):
+    c2 = round_["c2"]
+    client = client_for(lead)
+
+    page = client.get(reverse("audit:adjudicate", args=[c2.pk]))
+    response = client.post(
+        reverse("audit:adjudicate-save", args=[c2.pk]),
+        {"version": 1, "judgment": CONTRADICTED, "reason": "other", "note": "Source says so."},
+    )
+
+    assert (page.context["version"], page.context["values"]["judgment"]) == (1, NOT_SUPPORTED)
+    assert response.status_code == 302
+    gold = Adjudication.objects.get(claim=c2)
+    assert (gold.source, gold.judgment, gold.version, gold.lead) == (
+        "edited",
+        CONTRADICTED,
+        2,
+        lead,
+    )
+
+
+# --------------------------------------------------------------------------- history
+
+
+def test_history_lists_every_version_of_sheets_and_gold(client_for, opened, round_, lead):
+    c0 = round_["c0"]
+    a = AuditSheet.objects.get(claim=c0, reviewer__username="rev_a")
+    services.adjudication_save(claim=c0, lead=lead, version=0, take=a.pk, reason="other")
+    services.adjudication_save(
+        claim=c0,
+        lead=lead,
+        version=1,
+        data=services.GoldData(judgment=NOT_SUPPORTED),
+        reason="ambiguous_source",
+    )
+
+    response = client_for(lead).get(reverse("audit:claim-history", args=[c0.pk]))
+
+    tracks = response.context["tracks"]
+    assert [t.title for t in tracks] == ["Sheet A · rev_a", "Sheet B · rev_b", "Gold record"]
+    sheet_a = tracks[0].versions
+    assert [(v.kind, v.who) for v in sheet_a] == [
+        ("created", "rev_a · v1"),
+        ("changed", "rev_a · v2"),
+    ]
+    assert [(c.field, c.old, c.new) for c in sheet_a[1].changes] == [
+        ("active_seconds", "0", "40"),
+        ("evidence", "—", f"[1] {FULL_TIME}"),
+        ("judgment", "—", "Supported"),
+        ("status", "draft", "submitted"),
+        ("submitted_at", "—", a.submitted_at.strftime("%Y-%m-%d %H:%M:%S")),
+    ]
+    gold = tracks[2].versions
+    assert [(v.kind, v.who) for v in gold] == [("created", "lead · v1"), ("changed", "lead · v2")]
+    assert [(c.field, c.old, c.new) for c in gold[1].changes] == [
+        ("evidence", f"[1] {FULL_TIME}", "—"),
+        ("from_sheet", "sheet A", "—"),
+        ("judgment", "Supported", "Not supported"),
+        ("reason", "Other", "Ambiguous source"),
+        ("source", "Taken from a sheet", "Edited by the lead"),
+    ]
+    body = response.content.decode()
+    assert HOSTILE not in body
+
+
+def test_history_hides_reviewer_names_when_anonymous(client_for, opened, round_, lead):
+    opened.anonymous_adjudication = True
+    opened.save()
+
+    response = client_for(lead).get(reverse("audit:claim-history", args=[round_["c0"].pk]))
+
+    tracks = response.context["tracks"]
+    assert [t.title for t in tracks] == ["Sheet A", "Sheet B"]
+    assert [v.who for v in tracks[1].versions] == ["Reviewer B · v1", "Reviewer B · v2"]
+    assert "rev_b" not in response.content.decode()
+
+
+def test_claims_table_links_to_adjudication_and_history(client_for, opened, round_, lead):
+    body = (
+        client_for(lead)
+        .get(reverse("audit:set-claims", args=[opened.pk]), {"status": "disagreement"})
+        .content.decode()
+    )
+
+    c0 = round_["c0"]
+    assert (
+        f'<a href="/claims/{c0.pk}/adjudicate/">Adjudicate</a> · '
+        f'<a href="/claims/{c0.pk}/history/">History</a>'
+    ) in body
+
+
+# -------------------------------------------------------------------------- settings
+
+
+def test_settings_form_saves_and_compares_again(client_for, opened, round_, lead):
+    response = client_for(lead).post(
+        reverse("audit:adjudication-settings", args=[opened.pk]),
+        {"evidence_jaccard_threshold": "0.75", "anonymous_adjudication": "on"},
+    )
+
+    opened.refresh_from_db()
+    assert response.url == reverse("audit:adjudication-queue", args=[opened.pk])
+    assert (opened.auto_gold, opened.evidence_jaccard_threshold, opened.anonymous_adjudication) == (
+        False,
+        0.75,
+        True,
+    )
+    round_["c3"].refresh_from_db()
+    assert round_["c3"].severity == Severity.EVIDENCE
+
+
+def test_settings_form_refuses_a_threshold_above_one(client_for, opened, lead):
+    response = client_for(lead).post(
+        reverse("audit:adjudication-settings", args=[opened.pk]),
+        {"auto_gold": "on", "evidence_jaccard_threshold": "1.5"},
+    )
+
+    assert response.status_code == 200
+    assert response.context["form"].errors == {
+        "evidence_jaccard_threshold": ["Ensure this value is less than or equal to 1.0."]
+    }
+    assert re.search(r"Unanimous sheets become gold", response.content.decode())
+
+
+def test_queue_and_adjudication_page_queries_do_not_grow_with_the_queue(
+    client_for, opened, round_, lead, reviewer_a, reviewer_b
+):
+    client = client_for(lead)
+
+    def count(url: str) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url).status_code == 200
+        return len(queries.captured_queries)
+
+    queue_url = reverse("audit:adjudication-queue", args=[opened.pk])
+    page_url = reverse("audit:adjudicate", args=[round_["c0"].pk])
+    before = (count(queue_url), count(page_url))
+    for claim in Claim.objects.filter(answer__external_id__in=["hm-3-a", "hm-4-a"]):
+        _submit(reviewer_a, claim, NOT_SUPPORTED)
+        _submit(reviewer_b, claim, CONTRADICTED)
+
+    assert _queue(client, opened).context["table"].paginator.count == 3 + 5
+    assert (count(queue_url), count(page_url)) == before
