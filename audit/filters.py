@@ -10,6 +10,14 @@ from audit import judgments, selectors
 from audit.models import Answer, AuditSet, AuditSheet, Claim, ClaimCheck, Severity
 
 
+class AnyYesNo(django_filters.widgets.BooleanWidget):
+    """A yes/no filter whose empty choice reads "any", not "Unknown"."""
+
+    def __init__(self, attrs: dict | None = None) -> None:
+        super().__init__(attrs)
+        self.choices = [("", "any"), ("true", "yes"), ("false", "no")]
+
+
 class AuditSetFilter(django_filters.FilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains", label="Name")
 
@@ -23,7 +31,7 @@ class AnswerFilter(django_filters.FilterSet):
     question = django_filters.CharFilter(
         field_name="question__text", lookup_expr="icontains", label="Question"
     )
-    is_partial = django_filters.BooleanFilter(label="Has cited-unknown")
+    is_partial = django_filters.BooleanFilter(label="Has cited-unknown", widget=AnyYesNo)
 
     class Meta:
         model = Answer
@@ -71,14 +79,6 @@ class ClaimReviewFilter(django_filters.FilterSet):
 
     def filter_reviewer(self, queryset: QuerySet[Claim], name: str, value) -> QuerySet[Claim]:
         return queryset.filter(assignments__reviewer=value)
-
-
-class AnyYesNo(django_filters.widgets.BooleanWidget):
-    """A yes/no filter whose empty choice reads "any", not "Unknown"."""
-
-    def __init__(self, attrs: dict | None = None) -> None:
-        super().__init__(attrs)
-        self.choices = [("", "any"), ("true", "yes"), ("false", "no")]
 
 
 class AdjudicationQueueFilter(django_filters.FilterSet):
