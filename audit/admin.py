@@ -4,10 +4,13 @@ from simple_history.admin import SimpleHistoryAdmin
 from audit.models import (
     Adjudication,
     Answer,
+    Assignment,
     AuditSet,
     AuditSheet,
     Claim,
     ClaimCheck,
+    CriteriaChange,
+    GuidelineFlag,
     ImportBatch,
     Passage,
     Question,
@@ -96,3 +99,21 @@ class AdjudicationAdmin(SimpleHistoryAdmin):
     list_display = ["claim", "judgment", "source", "lead", "updated_at"]
     list_filter = ["source", "judgment"]
     raw_id_fields = ["claim", "wrong_citation_passage", "from_sheet", "sheets"]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["claim", "reviewer", "assigned_at"]
+    list_select_related = ["reviewer"]
+    raw_id_fields = ["claim"]
+
+
+@admin.register(GuidelineFlag)
+class GuidelineFlagAdmin(admin.ModelAdmin):
+    list_display = ["audit_set", "claim", "raised_by", "created_at"]
+    raw_id_fields = ["claim"]
+
+
+@admin.register(CriteriaChange)
+class CriteriaChangeAdmin(admin.ModelAdmin):
+    list_display = ["audit_set", "by", "at"]

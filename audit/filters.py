@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef, QuerySet
 
 from audit import judgments, selectors
-from audit.models import Answer, AuditSet, AuditSheet, Claim, ClaimCheck, Severity
+from audit.models import Answer, Assignment, AuditSet, AuditSheet, Claim, ClaimCheck, Severity
 
 
 class AnyYesNo(django_filters.widgets.BooleanWidget):
@@ -63,11 +63,12 @@ class ClaimReviewFilter(django_filters.FilterSet):
 
     def __init__(self, *args, audit_set: AuditSet, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        # EXISTS per user, not DISTINCT over every assignment of the set.
+        assigned = Assignment.objects.filter(
+            reviewer=OuterRef("pk"), claim__answer__audit_set=audit_set
+        )
         self.filters["reviewer"].queryset = (
-            get_user_model()
-            .objects.filter(assignments__claim__answer__audit_set=audit_set)
-            .distinct()
-            .order_by("username")
+            get_user_model().objects.filter(Exists(assigned)).order_by("username")
         )
         systems = (
             Answer.objects.filter(audit_set=audit_set)

@@ -72,6 +72,10 @@ class AuditSet(models.Model):
     anonymous_adjudication = models.BooleanField(
         default=False, help_text="Show reviewers as “Reviewer A” and “Reviewer B” to the lead."
     )
+    # Acceptance criteria in audit.criteria's JSON form; see CriteriaChange for their history.
+    criteria = models.JSONField(default=list, blank=True)
+    # When the first sheet was submitted, recorded the first time criteria change after it.
+    criteria_locked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -439,3 +443,25 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"claim {self.claim_id}: {self.judgment}"
+
+
+class CriteriaChange(models.Model):
+    """One edit of a set's acceptance criteria; `after_lock` marks an edit made once review
+    had started, which the report shows as such."""
+
+    audit_set = models.ForeignKey(
+        AuditSet, on_delete=models.CASCADE, related_name="criteria_changes"
+    )
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField(auto_now_add=True)
+    before = models.JSONField(default=list, blank=True)
+    after = models.JSONField(default=list, blank=True)
+    after_lock = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.audit_set} criteria changed by {self.by} at {self.at:%Y-%m-%d %H:%M}"

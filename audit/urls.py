@@ -2,7 +2,16 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from audit.views import adjudication, agreement, answers, exports, progress, review, sets
+from audit.views import (
+    adjudication,
+    agreement,
+    answers,
+    exports,
+    progress,
+    reports,
+    review,
+    sets,
+)
 
 audit_patterns = [
     path("", review.home, name="home"),
@@ -29,6 +38,10 @@ audit_patterns = [
     path("sets/<int:pk>/agreement/claims/", agreement.agreement_claims, name="agreement-claims"),
     path("sets/<int:pk>/verdicts/", agreement.verdicts_upload, name="verdicts-upload"),
     path("sets/<int:pk>/export/<str:fmt>/", exports.set_export, name="set-export"),
+    path("sets/<int:pk>/report/", reports.set_report, name="set-report"),
+    path("sets/<int:pk>/report/claims/", reports.set_report_claims, name="set-report-claims"),
+    path("sets/<int:pk>/criteria/", reports.set_criteria, name="set-criteria"),
+    path("sets/<int:pk>/compare/", reports.set_compare, name="set-compare"),
     path("import/", sets.answers_upload, name="import"),
     path("answers/<int:pk>/", answers.answer_detail, name="answer-detail"),
     path("claims/<int:pk>/review/", review.review_claim, name="review-claim"),

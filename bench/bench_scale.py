@@ -27,12 +27,16 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
-def _database_url() -> str:
+def _database_url(reuse: bool) -> str:
     url = os.environ.get("DATABASE_URL", "")
     if url.startswith(("postgres://", "postgresql://")):
         parts = urlsplit(url)
         admin = urlunsplit(parts._replace(path="/postgres"))
-        for sql in ("DROP DATABASE IF EXISTS citeaudit_scale", "CREATE DATABASE citeaudit_scale"):
+        for sql in (
+            ()
+            if reuse
+            else ("DROP DATABASE IF EXISTS citeaudit_scale", "CREATE DATABASE citeaudit_scale")
+        ):
             subprocess.run(["psql", admin, "-qc", sql], check=True, capture_output=True)
         return urlunsplit(parts._replace(path="/citeaudit_scale"))
     return f"sqlite:///{tempfile.mkdtemp(prefix='citeaudit-scale-')}/scale.sqlite3"
@@ -43,30 +47,15 @@ def _p95(values: list[float]) -> float:
     return values[min(len(values) - 1, int(0.95 * len(values)))] * 1000
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--answers", type=int, default=20000)
-    parser.add_argument("--requests", type=int, default=40)
-    args = parser.parse_args()
-
-    os.environ["DATABASE_URL"] = _database_url()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
-    import django
-
-    django.setup()
+def _build(args: argparse.Namespace) -> tuple:
+    """Import the synthetic set, open review for two reviewers, submit half of A's sheets."""
     from bench_import import make_alce
     from django.contrib.auth.models import Group, User
-    from django.core.management import call_command
-    from django.db import connection
-    from django.test import Client
-    from django.test.utils import CaptureQueriesContext, setup_test_environment
 
     from audit import services
     from audit.formats import parse_file
     from audit.models import AuditSet, AuditSheet, Claim
 
-    setup_test_environment()
-    call_command("migrate", verbosity=0)
     audit_set = AuditSet.objects.create(name="Scale")
     half = args.answers // 2
     import_times = []
@@ -115,6 +104,50 @@ def main() -> None:
         for pk in chosen
     )
 
+    return audit_set, reviewers, lead, claim_ids, rng
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--answers", type=int, default=20000)
+    parser.add_argument("--requests", type=int, default=40)
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="time the pages on the citeaudit_scale database a previous run left behind",
+    )
+    args = parser.parse_args()
+    if args.reuse and not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        parser.error("--reuse needs a PostgreSQL DATABASE_URL")
+
+    os.environ["DATABASE_URL"] = _database_url(args.reuse)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext, setup_test_environment
+
+    from audit.models import AuditSet, Claim
+
+    setup_test_environment()
+    call_command("migrate", verbosity=0)
+    if args.reuse:
+        audit_set = AuditSet.objects.get(name="Scale")
+        reviewers = list(
+            User.objects.filter(username__in=["scale_a", "scale_b"]).order_by("username")
+        )
+        lead = User.objects.get(username="scale_lead")
+        claim_ids = list(
+            Claim.objects.filter(answer__audit_set=audit_set).values_list("pk", flat=True)
+        )
+        rng = random.Random(3)
+        rng.sample(claim_ids, len(claim_ids) // 2)
+    else:
+        audit_set, reviewers, lead, claim_ids, rng = _build(args)
     reviewer_client, lead_client = Client(), Client()
     reviewer_client.force_login(reviewers[1])
     lead_client.force_login(lead)

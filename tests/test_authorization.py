@@ -59,6 +59,12 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:adjudicate": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
     "audit:adjudicate-save": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 404, 404, 400)},
     "audit:claim-history": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    # Release report, criteria and comparison: lead-only, like agreement. The failing-claims
+    # list needs ?system=&criterion=; without them even a lead gets a 404.
+    "audit:set-report": {"GET": (LOGIN, 404, 404, 200), "POST": (405, 405, 405, 405)},
+    "audit:set-report-claims": {"GET": (LOGIN, 404, 404, 404), "POST": (405, 405, 405, 405)},
+    "audit:set-criteria": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 302)},
+    "audit:set-compare": {"GET": (LOGIN, 404, 404, 200), "POST": (405, 405, 405, 405)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
 }

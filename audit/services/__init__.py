@@ -1,5 +1,6 @@
 """Writes, by area: importing answer sets and storing checks (`imports`), review (`review`),
-comparing finished sheets (`disagreements`), adjudication (`adjudication`), machine verdicts
+comparing finished sheets (`disagreements`),
+acceptance criteria (`criteria`), adjudication (`adjudication`), machine verdicts
 (`verdicts`)."""
 
 from audit.services.adjudication import (
@@ -8,6 +9,7 @@ from audit.services.adjudication import (
     adjudication_save,
     adjudication_settings_update,
 )
+from audit.services.criteria import criteria_update
 from audit.services.disagreements import CompareSummary, claims_compare, set_compare
 from audit.services.imports import (
     ImportSummary,
@@ -57,6 +59,7 @@ __all__ = [
     "claim_checks_recompute",
     "claim_split",
     "claims_compare",
+    "criteria_update",
     "guideline_flag_raise",
     "plan_claims",
     "review_open",

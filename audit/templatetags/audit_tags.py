@@ -7,6 +7,8 @@ from urllib.parse import urlsplit
 
 from django import template
 
+from audit import judgments
+
 register = template.Library()
 
 
@@ -40,3 +42,11 @@ def percent(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{100 * value:.1f}%"
+
+
+@register.filter
+def judgment_label(code: str | None) -> str:
+    """A judgment code's human label; "not judged" for none."""
+    if not code:
+        return "not judged"
+    return judgments.JUDGMENT_LABELS.get(code, code)

@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django_tables2 import RequestConfig
+from django_tables2.paginators import LazyPaginator
 
 from audit import selectors, services
 from audit.filters import ClaimReviewFilter
@@ -33,6 +34,7 @@ def set_progress(request: HttpRequest, pk: int) -> HttpResponse:
     rows = selectors.reviewer_progress(audit_set=audit_set)
     assigned = sum(r.assigned for r in rows)
     submitted = sum(r.submitted for r in rows)
+    counts = selectors.status_counts(audit_set=audit_set)
     return render(
         request,
         "audit/set_progress.html",
@@ -43,8 +45,7 @@ def set_progress(request: HttpRequest, pk: int) -> HttpResponse:
             "submitted": submitted,
             "percent": round(100 * submitted / assigned) if assigned else 0,
             "statuses": [
-                (label, selectors.status_counts(audit_set=audit_set)[code], code)
-                for code, label in selectors.ClaimStatus.CHOICES
+                (label, counts[code], code) for code, label in selectors.ClaimStatus.CHOICES
             ],
             "flags": selectors.set_flags(audit_set=audit_set)[:200],
             "replace_form": ReviewerReplaceForm(audit_set=audit_set),
@@ -59,7 +60,10 @@ def set_claims(request: HttpRequest, pk: int) -> HttpResponse:
         request.GET, queryset=selectors.claim_rows(audit_set=audit_set), audit_set=audit_set
     )
     table = ClaimReviewTable(filterset.qs)
-    RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
+    # No COUNT(*): with a status filter it would evaluate every claim's status.
+    RequestConfig(
+        request, paginate={"per_page": PER_PAGE, "paginator_class": LazyPaginator}
+    ).configure(table)
     template = "audit/set_claims.html"
     if request.htmx and not request.htmx.history_restore_request:
         template += "#results"

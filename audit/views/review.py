@@ -362,8 +362,7 @@ def _render_review(
                 "passage": w["passage"],
                 "text": display.excerpt(source.text, w["start"], w["end"]),
             }
-    queue = selectors.review_queue(reviewer=request.user, audit_set=audit_set)
-    queue_ids = list(queue.values_list("claim_id", flat=True))
+    place = selectors.queue_place(reviewer=request.user, audit_set=audit_set, claim=claim)
     next_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set, after=claim)
     submitted = sheet.status == AuditSheet.Status.SUBMITTED
     ctx = {
@@ -388,9 +387,9 @@ def _render_review(
         "evidence_count": len(values["evidence"]),
         "uncited_positions": [p.position for p in passages if p.position not in cited],
         "judgment_choices": judgments.JUDGMENTS,
-        "position": queue_ids.index(claim.pk) + 1 if claim.pk in queue_ids else None,
-        "assigned": len(queue_ids),
-        "done": queue.filter(sheet_status=AuditSheet.Status.SUBMITTED).count(),
+        "position": place.position,
+        "assigned": place.assigned,
+        "done": place.done,
         "next_url": reverse("audit:review-claim", args=[next_id]) if next_id else "",
         "siblings": claim.parent.atomic_claims.count() if claim.parent_id else 0,
         "can_reopen": submitted and not Adjudication.objects.filter(claim=claim).exists(),

@@ -1,0 +1,69 @@
+"""A lead opens the release report, writes criteria after review started (and sees that
+flagged), follows a failed criterion to its claims and compares two runs, in a real browser."""
+
+import pytest
+from playwright.sync_api import expect
+
+from audit import services
+from tests.browser.conftest import screenshot
+from tests.views.test_reports import CRITERIA, judge_third_run
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def three_runs(handmade, reviewer_a, reviewer_b, lead):
+    return judge_third_run(handmade, (reviewer_a, reviewer_b), lead)
+
+
+def _watch_errors(page) -> list[str]:
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return errors
+
+
+def test_lead_reads_report_edits_criteria_and_compares_runs(
+    new_page, live_server, three_runs, lead
+):
+    audit_set = three_runs["set"]
+    services.criteria_update(audit_set=audit_set, criteria=CRITERIA[:3], by=lead)
+    page = new_page(lead)
+    errors = _watch_errors(page)
+    base = f"{live_server.url}/sets/{audit_set.pk}"
+
+    page.goto(f"{base}/")
+    expect(page.locator(".set-release")).to_contain_text("5 of 25")
+    screenshot(page, "reports-set-page")
+
+    page.click("text=Release report")
+    v3 = page.locator("section.release-card", has_text="handmade v3")
+    expect(v3.locator(".release-fail")).to_have_text("FAIL")
+    expect(v3).to_contain_text("Claims fully supported by their own citations: 5 of 7")
+    expect(page.locator("figure.judgment-bars svg rect.jb-supported")).to_have_count(1)
+    screenshot(page, "reports-report")
+
+    v3.get_by_role("link", name="1 claim").first.click()
+    expect(page.locator("h1")).to_contain_text("No contradicted claim in answers tagged leave")
+    expect(page.locator("tbody tr")).to_have_count(1)
+    screenshot(page, "reports-failing-claims")
+
+    page.goto(f"{base}/criteria/")
+    expect(page.locator(".callout-warn")).to_contain_text("Locked")
+    page.check("input[name=uncited_only_if_not_worthy]")
+    page.fill("input[name=min_supported_share_percent]", "75")
+    screenshot(page, "reports-criteria")
+    page.click("text=Save criteria")
+    expect(page.locator(".callout-warn").first).to_contain_text(
+        "Criteria changed after review started"
+    )
+    expect(v3.locator(".criteria-results li")).to_have_count(4)
+    screenshot(page, "reports-report-after-change")
+
+    page.goto(f"{base}/compare/")
+    page.select_option("select[name=a]", "system:handmade v1")
+    page.select_option("select[name=b]", "system:handmade v3")
+    page.click("button:has-text('Compare')")
+    expect(page.locator("#became_supported")).to_have_text("Became supported (4)")
+    screenshot(page, "reports-compare")
+    assert errors == []
