@@ -51,6 +51,7 @@ def _build(args: argparse.Namespace) -> tuple:
     """Import the synthetic set, open review for two reviewers, submit half of A's sheets."""
     from bench_import import make_alce
     from django.contrib.auth.models import Group, User
+    from django.db import connection
 
     from audit import services
     from audit.formats import parse_file
@@ -103,6 +104,10 @@ def _build(args: argparse.Namespace) -> tuple:
         )
         for pk in chosen
     )
+    if connection.vendor == "postgresql":
+        # Planner statistics, as autovacuum would have them by the time anyone reviews.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
 
     return audit_set, reviewers, lead, claim_ids, rng
 

@@ -3,12 +3,15 @@ per system), the claims behind a failed criterion, the criteria editor and run c
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.paginator import Paginator
+from django.db.models import Count, Max
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,7 +21,7 @@ from audit import comparison, judgments, selectors, services
 from audit.criteria import CriteriaError, Criterion, Decision, criteria_from_dicts, evaluate
 from audit.forms import CompareForm, CriteriaForm
 from audit.metrics import JudgmentCounts, MetricSummary, judgment_distribution, summarize
-from audit.models import AuditSet
+from audit.models import Adjudication, Answer, AuditSet, AuditSheet
 from audit.roles import is_lead
 from audit.tables import sheet_letter
 
@@ -95,6 +98,36 @@ class Overview:
     distribution: dict[str, JudgmentCounts]
     criteria: tuple[Criterion, ...]
     criteria_error: str
+
+
+def release_overview_cached(audit_set: AuditSet) -> Overview:
+    """release_overview, cached until the set's answers, sheets, gold or criteria change:
+    the set page shows it on every visit, and at 100k claims it takes seconds to build."""
+    parts = (
+        audit_set.pk,
+        repr(audit_set.criteria),
+        tuple(
+            Answer.objects.filter(audit_set=audit_set)
+            .aggregate(n=Count("pk"), latest=Max("created_at"))
+            .values()
+        ),
+        tuple(
+            AuditSheet.objects.filter(claim__answer__audit_set=audit_set)
+            .aggregate(n=Count("pk"), latest=Max("updated_at"))
+            .values()
+        ),
+        tuple(
+            Adjudication.objects.filter(claim__answer__audit_set=audit_set)
+            .aggregate(n=Count("pk"), latest=Max("updated_at"))
+            .values()
+        ),
+    )
+    key = "citeaudit:release:" + hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+    overview = cache.get(key)
+    if overview is None:
+        overview = release_overview(audit_set)
+        cache.set(key, overview, 60 * 60)
+    return overview
 
 
 def release_overview(audit_set: AuditSet) -> Overview:

@@ -22,7 +22,7 @@ from audit.forms import AuditSetForm, ImportForm
 from audit.models import Answer, AuditSet, ClaimCheck
 from audit.roles import is_lead
 from audit.tables import AnswerTable, AuditSetTable
-from audit.views.reports import release_overview
+from audit.views.reports import release_overview_cached
 
 PER_PAGE = 50
 
@@ -73,7 +73,9 @@ def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "imports": audit_set.imports.all()[:20],
             # An htmx filter request swaps only the table: no need to compute the metrics.
             "release": (
-                release_overview(audit_set) if is_lead(request.user) and not request.htmx else None
+                release_overview_cached(audit_set)
+                if is_lead(request.user) and not request.htmx
+                else None
             ),
         },
     )

@@ -5,9 +5,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from audit import services
+from audit import selectors, services
 from audit.models import Answer, Assignment, AuditSet, AuditSheet, Claim, GuidelineFlag
-from audit.services import SheetData
+from audit.services import AtomicPart, SheetData
 from tests.conftest import import_file
 from tests.factories import UserFactory
 
@@ -472,3 +472,34 @@ def test_answer_is_unchanged_by_a_split(client_for, opened, lead):
     response = client_for(lead).get(Answer.objects.get(external_id="hm-1-a").get_absolute_url())
 
     assert len(response.context["rows"]) == 4
+
+
+def test_review_page_place_and_next_claim_follow_the_queue_with_atomic_claims(
+    client_for, opened, reviewer_a, lead, claim
+):
+    services.claim_split(
+        claim=claim, parts=[AtomicPart("Part one."), AtomicPart("Part two.")], by=lead
+    )
+    queue = list(
+        selectors.review_queue(reviewer=reviewer_a, audit_set=opened).values_list(
+            "claim_id", "sheet_status"
+        )
+    )
+    done = queue[2][0]
+    AuditSheet.objects.create(
+        claim_id=done, reviewer=reviewer_a, answer_statement="x", status="submitted"
+    )
+    client = client_for(reviewer_a)
+    unfinished = [pk for pk, _ in queue if pk != done]
+
+    seen = []
+    for position, (pk, _) in enumerate(queue, start=1):
+        context = client.get(reverse("audit:review-claim", args=[pk])).context
+        seen.append((context["position"], context["assigned"], context["done"]))
+        later = [other for other in unfinished if queue.index((other, "")) > position - 1]
+        expected = (later or [other for other in unfinished if other != pk] or [None])[0]
+        assert context["next_url"] == (
+            reverse("audit:review-claim", args=[expected]) if expected else ""
+        ), position
+
+    assert seen == [(n, len(queue), 1) for n in range(1, len(queue) + 1)]
