@@ -3,8 +3,10 @@
 import json
 
 import pytest
+from django.urls import reverse
 
-from audit.models import Answer, AuditSet
+from audit import services
+from audit.models import Answer, AuditSet, Claim
 from tests.conftest import import_file
 from tests.xss_payloads import PAYLOADS
 
@@ -51,6 +53,37 @@ def _pages(audit_set: AuditSet) -> list[str]:
     return pages
 
 
+def _lead_pages(audit_set: AuditSet, claim: Claim) -> list[str]:
+    names = [
+        "set-progress",
+        "set-claims",
+        "review-open",
+        "adjudication-queue",
+        "adjudication-settings",
+        "agreement",
+        "set-report",
+        "set-criteria",
+        "set-compare",
+        "verdicts-upload",
+    ]
+    pages = [reverse(f"audit:{name}", args=[audit_set.pk]) for name in names]
+    pages += [
+        reverse(f"audit:{name}", args=[claim.pk])
+        for name in ("adjudicate", "claim-history", "claim-split")
+    ]
+    return pages
+
+
+def _judge(claim: Claim, reviewer, judgment: str, note: str) -> None:
+    sheet = services.sheet_for(claim=claim, reviewer=reviewer)
+    services.sheet_submit(
+        sheet=sheet,
+        user=reviewer,
+        version=sheet.version,
+        data=services.SheetData(judgment=judgment, notes=note, unsupported_assertions=(note,)),
+    )
+
+
 def test_no_payload_runs_on_any_page(new_page, lead, live_server, hostile_set):
     page = new_page(lead)
     dialogs: list[str] = []
@@ -77,4 +110,46 @@ def test_no_payload_runs_on_any_page(new_page, lead, live_server, hostile_set):
     page.goto(f"{live_server.url}/sets/")
     assert PAYLOADS[0] in page.inner_text("#results")
     assert visited == 4 + len(PAYLOADS)
+    assert dialogs == []
+
+
+def test_no_payload_runs_on_review_adjudication_and_report_pages(
+    new_page, lead, reviewer_a, reviewer_b, live_server, hostile_set
+):
+    services.review_open(
+        audit_set=hostile_set, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead
+    )
+    claims = list(Claim.objects.filter(answer__audit_set=hostile_set).order_by("pk")[:6])
+    for i, claim in enumerate(claims):
+        payload = PAYLOADS[i]
+        _judge(claim, reviewer_a, "unclear", payload)
+        _judge(claim, reviewer_b, "not_supported", payload)
+    dialogs: list[str] = []
+    checked = 0
+    for user, urls in (
+        (reviewer_a, ["/", *[reverse("audit:review-claim", args=[c.pk]) for c in claims]]),
+        (lead, _lead_pages(hostile_set, claims[0])),
+    ):
+        page = new_page(user)
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        for url in urls:
+            response = page.goto(f"{live_server.url}{url}")
+            page.wait_for_load_state("load")
+            checked += 1
+
+            assert response.status == 200, url
+            assert page.evaluate("window.__xss === undefined && parent.__xss === undefined"), url
+            assert (
+                page.eval_on_selector_all(
+                    "a[href]",
+                    "els => els.filter(e => /^\\s*javascript:/i.test(e.getAttribute('href')))"
+                    ".length",
+                )
+                == 0
+            ), url
+
+    # The payloads were there, as text: the notes of a sheet on the adjudication view.
+    page.goto(f"{live_server.url}{reverse('audit:adjudicate', args=[claims[0].pk])}")
+    assert PAYLOADS[0] in page.inner_text("body")
+    assert checked == 1 + len(claims) + 13
     assert dialogs == []
