@@ -337,7 +337,7 @@ def _import_chunk(
     for answer in answers:
         pairs = claims_by_answer.get(answer.pk, [])
         checks.extend(
-            _checks_for_answer(
+            answer_claim_checks(
                 passages_by_answer.get(answer.pk, []),
                 [(c, p.citations, bool(p.cited_unknown)) for c, p in pairs],
             )
@@ -621,10 +621,13 @@ def _create_keeping_times(model: type, objects: list, fields: set[str]) -> None:
     model.objects.bulk_update(objects, sorted(fields), batch_size=CHUNK)
 
 
-def _checks_for_answer(
+def answer_claim_checks(
     passages: list[Passage], claims: Iterable[tuple[Claim, Sequence[int], bool]]
 ) -> list[ClaimCheck]:
-    """Run the matcher over an answer's claims, preparing each passage once."""
+    """Unsaved ClaimChecks for an answer's claims, each passage prepared once.
+
+    Shared by import, rematch and claim splitting, so every path stores the same checks.
+    """
     prepared = [matching.prepare_passage(p.text) for p in passages]
     checks = []
     for claim, citations, has_unknown in claims:
@@ -677,7 +680,7 @@ def claim_checks_recompute(
         ]
         with transaction.atomic():
             ClaimCheck.objects.filter(claim__answer=answer).delete()
-            ClaimCheck.objects.bulk_create(_checks_for_answer(passages, rows))
+            ClaimCheck.objects.bulk_create(answer_claim_checks(passages, rows))
         count += len(claims)
         if progress:
             progress(1)

@@ -31,7 +31,7 @@ from audit.models import (
 from audit.roles import is_lead
 from audit.selectors import QUEUE_ORDER
 from audit.services.disagreements import claims_compare
-from audit.services.imports import _checks_for_answer
+from audit.services.imports import answer_claim_checks
 
 # An idle tab left open cannot add more than this per save, however long it sat there.
 MAX_ACTIVE_SECONDS_PER_SAVE = 120
@@ -540,7 +540,7 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
             ]
             check_rows.append((child, positions, bool(child.cited_unknown)))
         through.objects.bulk_create(citation_rows)
-        ClaimCheck.objects.bulk_create(_checks_for_answer(passages, check_rows))
+        ClaimCheck.objects.bulk_create(answer_claim_checks(passages, check_rows))
 
         reviewer_ids = list(
             Assignment.objects.filter(claim=claim).values_list("reviewer_id", flat=True)
