@@ -16,6 +16,7 @@ from audit.models import (
     Question,
     Rater,
     RaterLabel,
+    ReviewerTally,
 )
 
 
@@ -63,9 +64,11 @@ class PassageAdmin(admin.ModelAdmin):
 
 @admin.register(Claim)
 class ClaimAdmin(admin.ModelAdmin):
-    list_display = ["answer", "order", "location", "is_uncited"]
-    list_filter = ["location", "is_uncited"]
+    list_display = ["answer", "order", "location", "is_uncited", "review_status"]
+    list_filter = ["location", "is_uncited", "review_status"]
     raw_id_fields = ["answer", "parent", "citations"]
+    # Derived and kept by the services: an edit here would disagree with the sheets.
+    readonly_fields = ["review_status", "parent_order"]
 
 
 @admin.register(ClaimCheck)
@@ -117,3 +120,17 @@ class GuidelineFlagAdmin(admin.ModelAdmin):
 @admin.register(CriteriaChange)
 class CriteriaChangeAdmin(admin.ModelAdmin):
     list_display = ["audit_set", "by", "at"]
+
+
+@admin.register(ReviewerTally)
+class ReviewerTallyAdmin(admin.ModelAdmin):
+    """Read-only: the services keep tallies (services.reviewer_tallies_refresh recounts)."""
+
+    list_display = ["audit_set", "reviewer", "assigned", "submitted"]
+    list_select_related = ["audit_set", "reviewer"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 from simple_history.models import HistoricalRecords
 
@@ -34,6 +35,24 @@ class Severity(models.IntegerChoices):
     WRONG_PASSAGE = 2, "Wrong-citation passage differs"
     EVIDENCE = 3, "Evidence differs"
     CONFIRM = 4, "Agree: confirm"
+
+
+class ReviewStatus(models.TextChoices):
+    """A claim's place in the review, as the lead's claims table shows it."""
+
+    UNASSIGNED = "unassigned", "Unassigned"
+    IN_REVIEW = "in_review", "In review"
+    PARTLY = "partly_submitted", "Partly submitted"
+    SUBMITTED = "submitted", "All submitted"
+    DISAGREEMENT = "disagreement", "Disagreement"
+    ADJUDICATED = "adjudicated", "Adjudicated"
+    SPLIT = "split", "Split"
+
+
+# The order a reviewer and a lead meet claims in: answer by answer, each answer's claims in
+# reading order, an atomic claim right where its parent was. Stored columns only (the
+# database computes queue_top and queue_sub), so claim_queue_idx holds the whole order.
+QUEUE_ORDER = ("answer_id", "queue_top", "queue_sub", "id")
 
 
 class AuditSet(models.Model):
@@ -153,6 +172,9 @@ class Answer(models.Model):
         indexes = [
             # The set page lists answers by system.
             models.Index(fields=["audit_set", "system"], name="answer_set_system_idx"),
+            # The claims table joins a set's answers in id order to claim_queue_idx: an
+            # index-only merge join instead of reading every answer row.
+            models.Index(fields=["audit_set", "id"], name="answer_set_id_idx"),
         ]
 
     def __str__(self) -> str:
@@ -212,6 +234,31 @@ class Claim(models.Model):
     # claim waits for a lead. Null while sheets are missing.
     severity = models.PositiveSmallIntegerField(choices=Severity, null=True, blank=True)
     evidence_jaccard = models.FloatField(null=True, blank=True)
+    # An atomic claim's copy of its parent's order (orders never change), so the queue
+    # order needs no join to the parent.
+    parent_order = models.PositiveIntegerField(null=True, blank=True)
+    # The queue position computed by the database on every write: the top-level claim's
+    # order, then 0 for the claim itself or 1 + order for an atomic claim split from it.
+    queue_top = models.GeneratedField(
+        expression=Coalesce("parent_order", "order"),
+        output_field=models.PositiveIntegerField(),
+        db_persist=True,
+    )
+    queue_sub = models.GeneratedField(
+        expression=models.Case(
+            models.When(parent_order__isnull=True, then=models.Value(0)),
+            default=models.F("order") + 1,
+        ),
+        output_field=models.PositiveIntegerField(),
+        db_persist=True,
+    )
+    # Derived from assignments, sheets, gold and splits, and stored so the claims table can
+    # filter and page by it through an index. Every service that changes one of those
+    # refreshes it in the same transaction (audit.services.statuses); a test compares it
+    # with the computed status after random sequences of operations.
+    review_status = models.CharField(
+        max_length=20, choices=ReviewStatus, default=ReviewStatus.UNASSIGNED
+    )
 
     class Meta:
         ordering = ["answer", "order"]
@@ -232,6 +279,11 @@ class Claim(models.Model):
                 condition=models.Q(severity__isnull=False),
                 name="claim_severity_idx",
             ),
+            # The lead's claims table in queue order: page N is an index-only walk, with
+            # no sort of the set (id included for that).
+            models.Index(fields=QUEUE_ORDER, name="claim_queue_idx"),
+            # The claims table filtered by status (a rare one included), in queue order.
+            models.Index(fields=["review_status", *QUEUE_ORDER], name="claim_status_queue_idx"),
         ]
 
     def __str__(self) -> str:
@@ -335,6 +387,30 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"claim {self.claim_id} → {self.reviewer}"
+
+
+class ReviewerTally(models.Model):
+    """How many claims of a set a reviewer is assigned and has submitted, kept by the
+    services in the same transaction as the change, so the review page shows progress
+    without counting the reviewer's whole queue (audit.services.tallies)."""
+
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="tallies")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_tallies"
+    )
+    assigned = models.PositiveIntegerField(default=0)
+    # Submitted sheets of claims the reviewer is still assigned to.
+    submitted = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["audit_set", "reviewer"], name="one_tally_per_reviewer_per_set"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} in {self.audit_set}: {self.submitted} of {self.assigned}"
 
 
 class GuidelineFlag(models.Model):

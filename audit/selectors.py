@@ -13,7 +13,6 @@ from django.db.models import (
     Count,
     Exists,
     F,
-    FilteredRelation,
     IntegerField,
     OuterRef,
     Prefetch,
@@ -24,12 +23,14 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Coalesce, Left
+from django.db.models.lookups import Exact, GreaterThan, LessThan
 from django.http import Http404
 
 from audit import judgments, roles
 from audit.comparison import RunClaim
 from audit.metrics import ClaimLabel
 from audit.models import (
+    QUEUE_ORDER,
     Adjudication,
     Answer,
     Assignment,
@@ -38,18 +39,11 @@ from audit.models import (
     Claim,
     ClaimCheck,
     GuidelineFlag,
+    ReviewerTally,
+    ReviewStatus,
     Severity,
 )
 from audit.roles import is_lead
-
-# The order a reviewer meets claims in: answer by answer, each answer's claims in reading
-# order, an atomic claim right where its parent was.
-QUEUE_ORDER = (
-    "answer_id",
-    Coalesce("parent__order", "order"),
-    F("parent_id").asc(nulls_first=True),
-    "order",
-)
 
 
 def sets_visible_to(*, user) -> QuerySet[AuditSet]:
@@ -240,7 +234,7 @@ def lead_set_rows(*, user) -> QuerySet[AuditSet]:
 def _keyed(assignments: QuerySet[Assignment]) -> QuerySet[Assignment]:
     return assignments.annotate(
         k_answer=F("claim__answer_id"),
-        k_top=Coalesce("claim__parent__order", "claim__order"),
+        k_top=Coalesce("claim__parent_order", "claim__order"),
         k_atomic=Case(When(claim__parent__isnull=True, then=Value(0)), default=Value(1)),
         k_order=F("claim__order"),
     ).order_by("k_answer", "k_top", "k_atomic", "k_order")
@@ -273,7 +267,7 @@ def _unfinished(*, reviewer, audit_set: AuditSet) -> QuerySet[Assignment]:
 
 
 def _queue_key(claim: Claim) -> tuple[int, int, int, int]:
-    parent_order = claim.parent.order if claim.parent_id else claim.order
+    parent_order = claim.parent_order if claim.parent_id else claim.order
     return (claim.answer_id, parent_order, 1 if claim.parent_id else 0, claim.order)
 
 
@@ -318,50 +312,37 @@ def next_claim_id(*, reviewer, audit_set: AuditSet, after: Claim | None = None) 
 
 @dataclass(frozen=True)
 class QueuePlace:
-    position: int  # 1-based place of the claim in the reviewer's queue
-    assigned: int
-    done: int
+    position: int  # 1-based place of the claim among the reviewer's claims of its answer
+    in_answer: int  # the reviewer's claims of that answer
+    assigned: int  # the reviewer's claims in the set
+    done: int  # of those, submitted
 
 
 def queue_place(*, reviewer, audit_set: AuditSet, claim: Claim) -> QueuePlace:
     """Where `claim` sits in the reviewer's queue, and how far they are.
 
-    One join over the reviewer's assignments (a correlated subquery per row was four times
-    slower at 100k claims), counting earlier answers by id alone; the order inside the
-    claim's own answer takes a second, small query.
+    The set-wide numbers are the reviewer's stored tally (one row); the place is counted
+    inside the claim's answer only, so the page costs the same at 100 or 100,000 claims.
+    A place in the whole queue would count every earlier assignment (~60 ms at 100k).
     """
-    answer_id, top, atomic, order = _queue_key(claim)
-    counts = (
-        Assignment.objects.filter(reviewer=reviewer, claim__answer__audit_set=audit_set)
-        .annotate(
-            own=FilteredRelation(
-                "claim__sheets",
-                condition=Q(
-                    claim__sheets__reviewer=reviewer,
-                    claim__sheets__status=AuditSheet.Status.SUBMITTED,
-                ),
-            )
-        )
-        .order_by()
-        .aggregate(
-            assigned=Count("pk"),
-            done=Count("own__pk"),
-            earlier=Count("pk", filter=Q(claim__answer_id__lt=answer_id)),
-        )
-    )
+    _, top, atomic, order = _queue_key(claim)
     up_to = (
         Q(k_top__lt=top)
         | Q(k_top=top, k_atomic__lt=atomic)
         | Q(k_top=top, k_atomic=atomic, k_order__lte=order)
     )
-    here = (
-        _keyed(Assignment.objects.filter(reviewer=reviewer, claim__answer_id=answer_id))
-        .filter(up_to)
-        .order_by()
-        .count()
-    )
+    here = _keyed(Assignment.objects.filter(reviewer=reviewer, claim__answer_id=claim.answer_id))
+    counts = here.order_by().aggregate(in_answer=Count("pk"), position=Count("pk", filter=up_to))
+    tally = (
+        ReviewerTally.objects.filter(audit_set=audit_set, reviewer=reviewer)
+        .values_list("assigned", "submitted")
+        .first()
+    ) or (0, 0)
     return QueuePlace(
-        position=counts["earlier"] + here, assigned=counts["assigned"], done=counts["done"]
+        position=counts["position"],
+        in_answer=counts["in_answer"],
+        assigned=tally[0],
+        done=tally[1],
     )
 
 
@@ -458,30 +439,70 @@ def set_flags(*, audit_set: AuditSet) -> QuerySet[GuidelineFlag]:
 
 
 class ClaimStatus:
-    """A claim's place in the review, as the lead's claims table shows it."""
+    """A claim's place in the review, as the lead's claims table shows it (stored on the
+    claim as Claim.review_status; see audit.services.statuses)."""
 
-    UNASSIGNED = "unassigned"
-    IN_REVIEW = "in_review"
-    PARTLY = "partly_submitted"
-    SUBMITTED = "submitted"
-    DISAGREEMENT = "disagreement"
-    ADJUDICATED = "adjudicated"
-    SPLIT = "split"
-    CHOICES = (
-        (UNASSIGNED, "Unassigned"),
-        (IN_REVIEW, "In review"),
-        (PARTLY, "Partly submitted"),
-        (SUBMITTED, "All submitted"),
-        (DISAGREEMENT, "Disagreement"),
-        (ADJUDICATED, "Adjudicated"),
-        (SPLIT, "Split"),
+    UNASSIGNED = ReviewStatus.UNASSIGNED
+    IN_REVIEW = ReviewStatus.IN_REVIEW
+    PARTLY = ReviewStatus.PARTLY
+    SUBMITTED = ReviewStatus.SUBMITTED
+    DISAGREEMENT = ReviewStatus.DISAGREEMENT
+    ADJUDICATED = ReviewStatus.ADJUDICATED
+    SPLIT = ReviewStatus.SPLIT
+    CHOICES = tuple(ReviewStatus.choices)
+
+
+def _assigned_count() -> Coalesce:
+    return _count(Assignment.objects.filter(claim=OuterRef("pk")), "claim")
+
+
+def _submitted_count() -> Coalesce:
+    # Only a split can leave a submitted sheet without its assignment, and a split claim's
+    # status is "split" whatever its sheets say: no join on assignments needed here.
+    submitted = AuditSheet.objects.filter(claim=OuterRef("pk"), status=AuditSheet.Status.SUBMITTED)
+    return _count(submitted, "claim")
+
+
+def computed_status() -> Case:
+    """A claim's review status computed from its rows: what Claim.review_status stores.
+
+    Correlated subqueries per claim; cheap for a page or a changed claim, too slow to
+    filter a whole set by (hence the stored column).
+    """
+    submitted = AuditSheet.objects.filter(claim=OuterRef("pk"), status=AuditSheet.Status.SUBMITTED)
+    kinds = Coalesce(
+        Subquery(
+            submitted.order_by()
+            .values("claim")
+            .annotate(n=Count("judgment", distinct=True))
+            .values("n"),
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+    assigned, sheets = _assigned_count(), _submitted_count()
+    return Case(
+        When(
+            Exists(Adjudication.objects.filter(claim=OuterRef("pk"))),
+            then=Value(ClaimStatus.ADJUDICATED),
+        ),
+        When(Exists(Claim.objects.filter(parent=OuterRef("pk"))), then=Value(ClaimStatus.SPLIT)),
+        When(Q(Exact(assigned, 0)), then=Value(ClaimStatus.UNASSIGNED)),
+        When(Q(Exact(sheets, 0)), then=Value(ClaimStatus.IN_REVIEW)),
+        When(Q(LessThan(sheets, assigned)), then=Value(ClaimStatus.PARTLY)),
+        When(
+            Q(severity__lt=Severity.CONFIRM) | Q(GreaterThan(kinds, 1)),
+            then=Value(ClaimStatus.DISAGREEMENT),
+        ),
+        default=Value(ClaimStatus.SUBMITTED),
+        output_field=CharField(),
     )
 
 
 class ClaimRowQuerySet(QuerySet):
     """claim_rows' queryset: a slice that starts past the first row fetches the page's keys
-    first, so PostgreSQL does not evaluate every status subquery of the skipped rows (page
-    1000 of 100k claims: 0.5 s down to the cost of sorting the keys)."""
+    first (an index-only walk of the queue order), so the per-row count subqueries run for
+    the page's rows, not for every skipped one."""
 
     def __getitem__(self, k):
         if not isinstance(k, slice) or not k.start or self._result_cache is not None:
@@ -494,49 +515,30 @@ class ClaimRowQuerySet(QuerySet):
 def claim_rows(*, audit_set: AuditSet) -> QuerySet[Claim]:
     """The lead's claims table: status, counts and machine label, without any long text.
 
-    Every number is a correlated subquery on an indexed foreign key, so a page of rows
-    costs the same however many claims the set holds.
+    The status is the stored, indexed Claim.review_status, and the order is the
+    claim_queue_idx index's, so a page (even a deep one, or one of a rare status) does not
+    sort or evaluate the whole set; the counts are correlated subqueries for the page's rows.
     """
-    assigned = Assignment.objects.filter(claim=OuterRef("pk"))
-    # Only a split can leave a submitted sheet without its assignment, and a split claim's
-    # status is "split" whatever its sheets say: no join on assignments needed here.
-    submitted = AuditSheet.objects.filter(claim=OuterRef("pk"), status=AuditSheet.Status.SUBMITTED)
-    kinds = Subquery(
-        submitted.order_by()
-        .values("claim")
-        .annotate(n=Count("judgment", distinct=True))
-        .values("n"),
-        output_field=IntegerField(),
-    )
     return (
         ClaimRowQuerySet(Claim)
         .filter(answer__audit_set=audit_set)
         .select_related("answer")
-        .only("pk", "order", "parent_id", "location", "answer_id", "answer__external_id")
+        .only(
+            "pk",
+            "order",
+            "parent_id",
+            "location",
+            "answer_id",
+            "review_status",
+            "answer__external_id",
+        )
         .annotate(
             snippet=Left("text", 160),
             system=F("answer__system"),
             label=F("machine_check__label"),
-            assigned_count=_count(assigned, "claim"),
-            submitted_count=_count(submitted, "claim"),
-            judgment_kinds=Coalesce(kinds, Value(0)),
-            is_adjudicated=Exists(Adjudication.objects.filter(claim=OuterRef("pk"))),
-            is_split=Exists(Claim.objects.filter(parent=OuterRef("pk"))),
-        )
-        .annotate(
-            status=Case(
-                When(is_adjudicated=True, then=Value(ClaimStatus.ADJUDICATED)),
-                When(is_split=True, then=Value(ClaimStatus.SPLIT)),
-                When(assigned_count=0, then=Value(ClaimStatus.UNASSIGNED)),
-                When(submitted_count=0, then=Value(ClaimStatus.IN_REVIEW)),
-                When(submitted_count__lt=F("assigned_count"), then=Value(ClaimStatus.PARTLY)),
-                When(
-                    Q(severity__lt=Severity.CONFIRM) | Q(judgment_kinds__gt=1),
-                    then=Value(ClaimStatus.DISAGREEMENT),
-                ),
-                default=Value(ClaimStatus.SUBMITTED),
-                output_field=CharField(),
-            )
+            assigned_count=_assigned_count(),
+            submitted_count=_submitted_count(),
+            status=F("review_status"),
         )
         .prefetch_related(
             Prefetch(
@@ -551,8 +553,10 @@ def claim_rows(*, audit_set: AuditSet) -> QuerySet[Claim]:
 
 
 def status_counts(*, audit_set: AuditSet) -> dict[str, int]:
-    rows = claim_rows(audit_set=audit_set).prefetch_related(None).order_by()
-    counts = Counter(dict(rows.values("status").annotate(n=Count("pk")).values_list("status", "n")))
+    rows = Claim.objects.filter(answer__audit_set=audit_set).order_by()
+    counts = Counter(
+        dict(rows.values("review_status").annotate(n=Count("pk")).values_list("review_status", "n"))
+    )
     return {code: counts.get(code, 0) for code, _ in ClaimStatus.CHOICES}
 
 
@@ -631,7 +635,7 @@ def next_in_adjudication_queue(*, audit_set: AuditSet, after: Claim) -> int | No
         .prefetch_related(None)
         .exclude(pk=after.pk)
         .annotate(
-            k_top=Coalesce("parent__order", "order"),
+            k_top=Coalesce("parent_order", "order"),
             k_atomic=Case(When(parent__isnull=True, then=Value(0)), default=Value(1)),
         )
     )
@@ -640,7 +644,7 @@ def next_in_adjudication_queue(*, audit_set: AuditSet, after: Claim) -> int | No
     key = (
         after.severity,
         after.answer_id,
-        after.parent.order if after.parent_id else after.order,
+        after.parent_order if after.parent_id else after.order,
         1 if after.parent_id else 0,
         after.order,
     )

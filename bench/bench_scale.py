@@ -5,7 +5,7 @@ submitted; then server time of the review page and the lead's claims list.
     .venv/bin/python bench/bench_scale.py [--answers 20000] [--requests 40]
 
 DATABASE_URL names the database (PostgreSQL is the production engine: a scratch database
-`citeaudit_scale` is created beside the one named); without it, a temporary SQLite file.
+`scale_bench` is created beside the one named); without it, a temporary SQLite file.
 """
 
 from __future__ import annotations
@@ -33,12 +33,10 @@ def _database_url(reuse: bool) -> str:
         parts = urlsplit(url)
         admin = urlunsplit(parts._replace(path="/postgres"))
         for sql in (
-            ()
-            if reuse
-            else ("DROP DATABASE IF EXISTS citeaudit_scale", "CREATE DATABASE citeaudit_scale")
+            () if reuse else ("DROP DATABASE IF EXISTS scale_bench", "CREATE DATABASE scale_bench")
         ):
             subprocess.run(["psql", admin, "-qc", sql], check=True, capture_output=True)
-        return urlunsplit(parts._replace(path="/citeaudit_scale"))
+        return urlunsplit(parts._replace(path="/scale_bench"))
     return f"sqlite:///{tempfile.mkdtemp(prefix='citeaudit-scale-')}/scale.sqlite3"
 
 
@@ -104,10 +102,14 @@ def _build(args: argparse.Namespace) -> tuple:
         )
         for pk in chosen
     )
+    # Written past the services (as an import would be): store the statuses they imply.
+    services.set_statuses_refresh(audit_set_id=audit_set.pk)
+    services.reviewer_tallies_refresh(audit_set_id=audit_set.pk)
     if connection.vendor == "postgresql":
-        # Planner statistics, as autovacuum would have them by the time anyone reviews.
+        # Planner statistics and the visibility map (index-only scans), as autovacuum would
+        # have them by the time anyone reviews.
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
+            cursor.execute("VACUUM ANALYZE")
 
     return audit_set, reviewers, lead, claim_ids, rng
 
@@ -119,7 +121,7 @@ def main() -> None:
     parser.add_argument(
         "--reuse",
         action="store_true",
-        help="time the pages on the citeaudit_scale database a previous run left behind",
+        help="time the pages on the scale_bench database a previous run left behind",
     )
     args = parser.parse_args()
     if args.reuse and not os.environ.get("DATABASE_URL", "").startswith("postgres"):

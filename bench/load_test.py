@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-DB = "citeaudit_load"
+DB = "scale_load"
 PG = "postgres://postgres@127.0.0.1:5432"
 PASSWORD = "load-test-password"
 # Pause between a reviewer's actions (reading, deciding); 0 makes it a stress test.

@@ -36,6 +36,8 @@ from audit.services.review import (
     sheet_save,
     sheet_submit,
 )
+from audit.services.statuses import claim_statuses_refresh, set_statuses_refresh
+from audit.services.tallies import reviewer_tallies_refresh
 from audit.services.verdicts import VerdictImportSummary, verdicts_import
 
 __all__ = [
@@ -59,6 +61,9 @@ __all__ = [
     "claim_checks_recompute",
     "claim_split",
     "claims_compare",
+    "claim_statuses_refresh",
+    "set_statuses_refresh",
+    "reviewer_tallies_refresh",
     "criteria_update",
     "guideline_flag_raise",
     "plan_claims",

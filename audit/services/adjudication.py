@@ -21,6 +21,7 @@ from audit.services.review import (
     checked_evidence,
     judgment_problems,
 )
+from audit.services.statuses import claim_statuses_refresh
 
 
 class StaleAdjudication(ReviewError):
@@ -145,6 +146,7 @@ def adjudication_save(
             gold._history_user = lead
             gold.save()
         gold.sheets.set(sheets)
+        claim_statuses_refresh(claim_ids=[claim.pk])
         if flag_comment.strip():
             GuidelineFlag.objects.create(
                 audit_set_id=claim.answer.audit_set_id,

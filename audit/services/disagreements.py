@@ -24,6 +24,7 @@ from audit.models import (
     Claim,
     Severity,
 )
+from audit.services.statuses import claim_statuses_refresh
 
 # Keeps `pk IN (...)` lists far below every database's parameter limit.
 CHUNK = 2000
@@ -194,6 +195,8 @@ def _compare_chunk(ids: list[int]) -> CompareSummary:
         for (severity, jaccard), pks in outcomes.items():
             Claim.objects.filter(pk__in=pks).update(severity=severity, evidence_jaccard=jaccard)
         _create_golds(golds)
+        # Severity, gold and the sheets that led here decide the stored status too.
+        claim_statuses_refresh(claim_ids=ids)
     queued = sum(1 for c in changed if c.severity is not None)
     return CompareSummary(compared=compared, unanimous=len(golds), queued=queued)
 

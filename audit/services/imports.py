@@ -33,6 +33,8 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
+from audit.services.statuses import claim_statuses_refresh
+from audit.services.tallies import reviewer_tallies_refresh
 
 # Answers are written in chunks so memory stays flat on large files.
 CHUNK = 500
@@ -216,6 +218,9 @@ def answers_import(
                 )
             if progress:
                 progress(len(chunk))
+        if parsed.format == CITEAUDIT and users:
+            # Restored assignments and sheets: count the reviewers' progress once.
+            reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=users.values())
 
         batch.answers_created = totals["answers"]
         batch.answers_skipped = totals["skipped"]
@@ -468,6 +473,7 @@ def _restore_chunk(
                 claim = Claim(
                     answer=row,
                     parent=claims[row.pk, None, c.parent_order] if atomic else None,
+                    parent_order=c.parent_order,
                     order=c.order,
                     text=c.text,
                     start=c.start,
@@ -530,6 +536,8 @@ def _restore_chunk(
     reason = f"imported from {filename}"[:100]
     AuditSheet.history.bulk_history_create(list(sheets.values()), default_change_reason=reason)
     Adjudication.history.bulk_history_create([a for a, _ in golds], default_change_reason=reason)
+    # Restored assignments, sheets, gold and splits decide the stored status.
+    claim_statuses_refresh(claim_ids=[claim.pk for claim in claims.values()])
     totals["answers"] += len(answers)
     totals["sheets"] += len(sheets)
     totals["gold"] += len(golds)

@@ -32,6 +32,8 @@ from audit.roles import is_lead
 from audit.selectors import QUEUE_ORDER
 from audit.services.disagreements import claims_compare
 from audit.services.imports import answer_claim_checks
+from audit.services.statuses import claim_statuses_refresh
+from audit.services.tallies import reviewer_tallies_refresh, reviewer_tally_move
 
 # An idle tab left open cannot add more than this per save, however long it sat there.
 MAX_ACTIVE_SECONDS_PER_SAVE = 120
@@ -187,6 +189,9 @@ def review_open(
         # A claim that gained a reviewer is no longer complete: out of the queue until then.
         if Claim.objects.filter(answer__audit_set=audit_set, severity__isnull=False).exists():
             claims_compare(claim_ids={a.claim_id for a in new})
+        else:
+            claim_statuses_refresh(claim_ids={a.claim_id for a in new})
+        reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=[p.pk for p in people])
     per_reviewer: dict[int, int] = defaultdict(int)
     for assignment in new:
         per_reviewer[assignment.reviewer_id] += 1
@@ -238,6 +243,7 @@ def reviewer_replace(
         audit_set.reviewers.remove(leaving)
         # Dropping a reviewer can complete a claim whose other sheets are all in.
         claims_compare(claim_ids=touched)
+        reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=[leaving.pk, joining.pk])
     return ReplaceSummary(moved=len(moved_ids), kept=kept, dropped=len(dropped_ids))
 
 
@@ -319,6 +325,7 @@ def sheet_submit(
         sheet.submitted_at = timezone.now()
         sheet._history_user = user
         sheet.save()
+        reviewer_tally_move(sheet=sheet, by=1)
         # The last sheet in decides: unanimous gold, or a place in the lead's queue.
         claims_compare(claim_ids=[sheet.claim_id])
     return sheet
@@ -339,6 +346,7 @@ def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
         sheet.version += 1
         sheet._history_user = user
         sheet.save()
+        reviewer_tally_move(sheet=sheet, by=-1)
         # A claim with a sheet back in draft leaves the adjudication queue.
         claims_compare(claim_ids=[sheet.claim_id])
     return sheet
@@ -519,6 +527,7 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
                 Claim(
                     answer_id=claim.answer_id,
                     parent=claim,
+                    parent_order=claim.order,
                     order=order,
                     text=part.text,
                     start=claim.start,
@@ -554,5 +563,6 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
         claim.split_at = timezone.now()
         claim.save(update_fields=["split_by", "split_at"])
         # A split claim is judged through its atomic claims: it leaves the queue.
-        claims_compare(claim_ids=[claim.pk])
+        claims_compare(claim_ids=[claim.pk, *(child.pk for child in children)])
+        reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=reviewer_ids)
     return children

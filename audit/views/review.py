@@ -388,6 +388,7 @@ def _render_review(
         "uncited_positions": [p.position for p in passages if p.position not in cited],
         "judgment_choices": judgments.JUDGMENTS,
         "position": place.position,
+        "in_answer": place.in_answer,
         "assigned": place.assigned,
         "done": place.done,
         "next_url": reverse("audit:review-claim", args=[next_id]) if next_id else "",

@@ -489,17 +489,26 @@ def test_review_page_place_and_next_claim_follow_the_queue_with_atomic_claims(
     AuditSheet.objects.create(
         claim_id=done, reviewer=reviewer_a, answer_statement="x", status="submitted"
     )
+    # Stored directly, as an import would: count the reviewer's tally again.
+    services.reviewer_tallies_refresh(audit_set_id=opened.pk, reviewer_ids=[reviewer_a.pk])
     client = client_for(reviewer_a)
     unfinished = [pk for pk, _ in queue if pk != done]
+    answers = dict(Claim.objects.filter(pk__in=[pk for pk, _ in queue]).values_list("pk", "answer"))
+    places = {}  # claim -> (place in its answer, claims of that answer)
+    for pk, _ in queue:
+        mine = [other for other, _ in queue if answers[other] == answers[pk]]
+        places[pk] = (mine.index(pk) + 1, len(mine))
 
     seen = []
     for position, (pk, _) in enumerate(queue, start=1):
         context = client.get(reverse("audit:review-claim", args=[pk])).context
-        seen.append((context["position"], context["assigned"], context["done"]))
+        seen.append(
+            (context["position"], context["in_answer"], context["assigned"], context["done"])
+        )
         later = [other for other in unfinished if queue.index((other, "")) > position - 1]
         expected = (later or [other for other in unfinished if other != pk] or [None])[0]
         assert context["next_url"] == (
             reverse("audit:review-claim", args=[expected]) if expected else ""
         ), position
 
-    assert seen == [(n, len(queue), 1) for n in range(1, len(queue) + 1)]
+    assert seen == [(*places[pk], len(queue), 1) for pk, _ in queue]

@@ -41,8 +41,10 @@ class Command(BaseCommand):
             f"--threads={threads}",
             "--timeout=30",
             "--graceful-timeout=20",
-            "--max-requests=2000",
-            "--max-requests-jitter=200",
+            # No --max-requests: a recycling worker closes its idle keep-alive connections,
+            # and a client that reuses one at that moment gets a connection error (an htmx
+            # autosave is a POST, which nothing retries). No leak needs it: the export
+            # benchmarks show memory flat per request.
             "--access-logfile=-",
         ]
         self.stdout.write(f"gunicorn on {bind}: {workers} workers × {threads} threads")

@@ -1,0 +1,140 @@
+"""What the services store to keep pages cheap equals what it is computed from: each
+claim's review status, each reviewer's assigned and submitted tally."""
+
+import random
+
+import pytest
+from django.db.models import F
+
+from audit import selectors, services
+from audit.models import Adjudication, Assignment, AuditSheet, Claim, ReviewerTally, Severity
+from audit.services import AtomicPart, ReviewError, SheetData
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+# Few judgments, so sheets agree often enough to make gold and disagree often enough to
+# queue; none of them needs evidence.
+JUDGMENTS = ["not_supported", "contradicted", "unclear"]
+
+
+def _mismatches() -> list[tuple[int, str, str]]:
+    stored = dict(Claim.objects.values_list("pk", "review_status"))
+    computed = dict(Claim.objects.annotate(c=selectors.computed_status()).values_list("pk", "c"))
+    return [(pk, stored[pk], computed[pk]) for pk in sorted(stored) if stored[pk] != computed[pk]]
+
+
+def _tallies() -> tuple[dict, dict]:
+    stored = {
+        (t.audit_set_id, t.reviewer_id): (t.assigned, t.submitted)
+        for t in ReviewerTally.objects.all()
+        if t.assigned or t.submitted
+    }
+    counted = {}
+    for assignment in Assignment.objects.select_related("claim__answer"):
+        key = (assignment.claim.answer.audit_set_id, assignment.reviewer_id)
+        assigned, submitted = counted.get(key, (0, 0))
+        counted[key] = (assigned + 1, submitted)
+    for sheet in AuditSheet.objects.filter(
+        status=AuditSheet.Status.SUBMITTED, claim__assignments__reviewer=F("reviewer")
+    ).select_related("claim__answer"):
+        key = (sheet.claim.answer.audit_set_id, sheet.reviewer_id)
+        assigned, submitted = counted[key]
+        counted[key] = (assigned, submitted + 1)
+    return stored, counted
+
+
+def _submit(rng, audit_set, people, lead):
+    assignment = rng.choice(list(Assignment.objects.filter(claim__answer__audit_set=audit_set)))
+    reviewer = assignment.reviewer
+    sheet = services.sheet_for(claim=assignment.claim, reviewer=reviewer)
+    if sheet.status == AuditSheet.Status.SUBMITTED:
+        return
+    services.sheet_submit(
+        sheet=sheet,
+        user=reviewer,
+        version=sheet.version,
+        data=SheetData(judgment=rng.choice(JUDGMENTS)),
+    )
+
+
+def _reopen(rng, audit_set, people, lead):
+    sheets = list(AuditSheet.objects.filter(status=AuditSheet.Status.SUBMITTED))
+    if sheets:
+        sheet = rng.choice(sheets)
+        services.sheet_reopen(sheet=sheet, user=sheet.reviewer)
+
+
+def _split(rng, audit_set, people, lead):
+    claim = rng.choice(list(Claim.objects.filter(parent__isnull=True)))
+    services.claim_split(
+        claim=claim, parts=[AtomicPart("First fact."), AtomicPart("Second fact.")], by=lead
+    )
+
+
+def _adjudicate(rng, audit_set, people, lead):
+    waiting = list(
+        Claim.objects.filter(severity__isnull=False, adjudication__isnull=True).order_by("pk")
+    )
+    if not waiting:
+        return
+    claim = rng.choice(waiting)
+    sheets = selectors.adjudication_sheets(claim=claim)
+    services.adjudication_save(
+        claim=claim,
+        lead=lead,
+        version=0,
+        take=rng.choice(sheets).pk,
+        reason="other" if claim.severity < Severity.CONFIRM else "",
+    )
+
+
+def _replace(rng, audit_set, people, lead):
+    current = list(audit_set.reviewers.all())
+    leaving = rng.choice(current)
+    joining = rng.choice([p for p in people if p != leaving])
+    services.reviewer_replace(audit_set=audit_set, leaving=leaving, joining=joining)
+
+
+def _open(rng, audit_set, people, lead):
+    services.review_open(audit_set=audit_set, reviewers=rng.sample(people, 2), overlap=2, by=lead)
+
+
+def _settings(rng, audit_set, people, lead):
+    services.adjudication_settings_update(
+        audit_set=audit_set,
+        by=lead,
+        auto_gold=rng.random() < 0.5,
+        evidence_jaccard_threshold=0.5,
+        anonymous_adjudication=False,
+    )
+
+
+# Submits dominate, as in a real round; the rest happen now and then.
+OPERATIONS = [_submit] * 8 + [_reopen, _split, _adjudicate] * 2 + [_replace, _open, _settings]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_stored_status_and_tallies_equal_computed_after_random_operations(
+    seed, handmade, reviewer_a, reviewer_b, lead
+):
+    people = [reviewer_a, reviewer_b, UserFactory(username="rev_c", role="reviewer")]
+    handmade.allow_reviewer_split = True
+    handmade.save(update_fields=["allow_reviewer_split"])
+    services.review_open(audit_set=handmade, reviewers=people[:2], overlap=2, by=lead)
+    rng = random.Random(seed)
+    done = []
+    for _ in range(60):
+        operation = rng.choice(OPERATIONS)
+        try:
+            operation(rng, handmade, people, lead)
+        except ReviewError:
+            continue  # refused (already split, adjudicated, ...): nothing changed
+        done.append(operation.__name__)
+        assert _mismatches() == [], done
+        stored, counted = _tallies()
+        assert stored == counted, done
+    # The sequence reached the interesting states, not only "in review".
+    statuses = set(Claim.objects.values_list("review_status", flat=True))
+    assert len(statuses) >= 4, statuses
+    assert Adjudication.objects.exists()
