@@ -437,6 +437,18 @@ def _select(
     is shown once.
     """
     k = max(0, k)
+    chosen: list[_Scored] = []
+    seen: set[str] = set()
+    if k <= weights.head:
+        # Own scores only (the usual k=3): no candidate pool to build.
+        for item in ranking.scored:
+            if len(chosen) >= k:
+                break
+            text = passages[item.passage].sentence(item.sentence)
+            if text not in seen:
+                seen.add(text)
+                chosen.append(item)
+        return chosen
     weight_of = _mask_weigher(ranking.term_weights)
     by_place = {(i.passage, i.sentence): i for i in ranking.scored}
 
@@ -452,9 +464,7 @@ def _select(
         for n in (s - 1, s + 1):
             if 0 <= n < len(passages[p].spans) and (p, n) not in pool:
                 pool[(p, n)] = by_place.get((p, n)) or _Scored(passage=p, sentence=n, score=0.0)
-    chosen: list[_Scored] = []
     taken: set[tuple[int, int]] = set()
-    seen: set[str] = set()
     covered = 0
     while len(chosen) < k and pool:
         best: tuple[float, float, int, int] | None = None
