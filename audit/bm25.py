@@ -41,7 +41,8 @@ def stem(word: str) -> str:
     """A light English stemmer: plural and -ing/-ed/-ly endings, enough for overlap counting."""
     if len(word) <= 3 or not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
+    if word.endswith(("ies", "ied")) and len(word) > 4:
+        # "studies" and "studied" both meet "study".
         word = word[:-3] + "y"
     elif word.endswith("sses"):
         word = word[:-2]

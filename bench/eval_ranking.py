@@ -1,6 +1,6 @@
 """Ranking quality of audit.matching.rank_sentences on human evidence labels (offline).
 
-Run: .venv/bin/python bench/eval_ranking.py [--tune]
+Run: .venv/bin/python bench/eval_ranking.py [--ablate]
 
 What the gold is (read this before quoting a figure):
 - genSearch-min: AttributionBench rows from Stanford-GenSearch (Liu et al. 2023). Their
@@ -14,27 +14,31 @@ What the gold is (read this before quoting a figure):
   closer to a real page). Gold lines go in as one block or scattered, half of items each.
   Gold = the sentences of those lines. Distractors may also support the claim, so scores are
   lower bounds; they are also easier than a real page, whose other sentences share its topic.
+- genSearch-min/.../web: the "/hard" page dressed as a scraped web page (its own random
+  stream, so the other pages stay as they were): menu lines, a title, a cookie notice,
+  title-case section headings made from the next paragraph's first words (before ~1/3 of
+  paragraphs, the gold one included), a repeated pull quote, a "Related articles" list of
+  neighbouring questions (short same-topic lines) and a footer. Pooled as "web ALL".
 - expertqa-psg: ExpertQA claims judged "Complete" with one cited passage (~100 words); the
   page is that passage among the other passages retrieved for the same question (+ padding).
   Gold = every sentence of the cited passage: passage-level, not minimal, so only hit@3.
 - hagrid-quote: AttributionBench HAGRID rows labelled attributable with one cited quote
   (a Wikipedia paragraph); page = all quotes of that question + padding. Passage-level gold.
-Half of the questions (md5 of the question) tune the weights, the other half report.
-Methods: bm25 = BM25 alone (k1 1.2, b 0.75, sentences as documents); rapidfuzz =
-token_set_ratio alone; module = audit.matching.rank_sentences (BM25, places 4-5 by
-neighbour-aware score, repeats shown once). --tune chooses by the one-standard-error rule.
+Half of the questions (md5 of the question) chose the weights (audit.matching.RankWeights),
+the other half reports. Methods: bm25 = BM25 alone (k1 1.2, b 0.75, sentences as documents,
+the module's analyzer); rapidfuzz = token_set_ratio alone; module =
+audit.matching.rank_sentences. --ablate adds the module with one part changed at a time.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import itertools
 import random
 import re
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -46,7 +50,7 @@ from rapidfuzz import fuzz  # noqa: E402
 from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 from audit import matching  # noqa: E402
-from audit.bm25 import bm25_scores, pooled_idf  # noqa: E402
+from audit.bm25 import STOP_WORDS, bm25_scores, pooled_idf  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,55 @@ def _norm(text: str) -> str:
     return re.sub(r"\W+", " ", text.casefold()).strip()
 
 
+# Lines every scraped web page carries around its text.
+_NAV = ["Home", "News", "Topics", "About us", "Contact", "Subscribe", "Sign in", "Menu", "Search"]
+_COOKIE = (
+    "We use cookies to give you the best experience on our website. By continuing to "
+    "browse the site you agree to our use of cookies."
+)
+_FOOTER = ["Share this article", "Advertisement", "Privacy policy", "Terms of use"]
+_HEADING_WORD = re.compile(r"[A-Za-z][\w'-]*")
+
+
+def _heading(text: str, rng: random.Random) -> str:
+    """A short title-case line from the first content words of text (a section heading)."""
+    words = [w for w in _HEADING_WORD.findall(text) if w.lower() not in STOP_WORDS]
+    return " ".join(words[: rng.randint(2, 5)]).title()
+
+
+def _web_page(
+    paragraphs: list[str | tuple[str, str]], question: str, pool: Pool, rng: random.Random
+) -> list[str | tuple[str, str]]:
+    """Dress paragraphs as a scraped page: menu, title, cookie notice, section headings,
+    a repeated pull quote, a list of related (same-topic) titles and a footer.
+
+    Headings and list items are short lines sharing the page's subject words, the traps
+    a real page sets for a ranker that BM25's length normalisation favours.
+    """
+    body: list[str | tuple[str, str]] = []
+    for para in paragraphs:
+        if rng.random() < 0.35:
+            body.append(_heading(para[1] if isinstance(para, tuple) else para, rng))
+        body.append(para)
+    plain = [p for p in paragraphs if isinstance(p, str)]
+    if plain:
+        spans = matching.sentence_spans(rng.choice(plain))
+        if spans:
+            # A pull quote: a sentence of the page shown twice.
+            source = rng.choice(plain)
+            start, end = rng.choice(matching.sentence_spans(source) or spans)
+            body.insert(rng.randint(0, len(body)), source[start:end])
+    related = pool.neighbours(question)[:5]
+    return [
+        "\n".join(rng.sample(_NAV, rng.randint(3, 6))),
+        _heading(question, rng) if rng.random() < 0.5 else question.rstrip("?"),
+        _COOKIE,
+        *body,
+        "Related articles\n" + "\n".join(f"- {q}" for q in related),
+        "\n".join(_FOOTER),
+    ]
+
+
 def build_page(
     gold_blocks: list[str],
     question: str,
@@ -101,6 +154,7 @@ def build_page(
     *,
     scattered: bool,
     hard: bool = False,
+    web: bool = False,
 ) -> tuple[str, frozenset[int]]:
     gold_norm = [_norm(b) for b in gold_blocks]
     target = rng.randint(40, 120)
@@ -131,6 +185,8 @@ def build_page(
             paragraphs.insert(slot + offset, ("GOLD", block))  # type: ignore[arg-type]
     else:
         paragraphs.insert(rng.randint(0, len(paragraphs)), ("GOLD", "\n".join(gold_blocks)))  # type: ignore[arg-type]
+    if web:
+        paragraphs = _web_page(paragraphs, question, pool, rng)  # type: ignore[arg-type]
     text = ""
     gold_ranges: list[tuple[int, int]] = []
     for para in paragraphs:
@@ -182,6 +238,21 @@ def load_items() -> list[Item]:
             name = f"genSearch-min/{label}/{'hard' if hard else 'easy'}"
             if gold:
                 items.append(Item(name, r["question"], r["claim"], page, gold, True))
+        # Its own random stream, so adding this variant left every other page as it was.
+        web_rng = random.Random(r["id"])
+        page, gold = build_page(
+            lines,
+            r["question"],
+            pool,
+            web_rng,
+            scattered=web_rng.random() < 0.5,
+            hard=True,
+            web=True,
+        )
+        if gold:
+            items.append(
+                Item(f"genSearch-min/{label}/web", r["question"], r["claim"], page, gold, True)
+            )
 
     for c in eqa:
         if c["support"] != "Complete" or len(c["passages"]) != 1:
@@ -209,59 +280,33 @@ def load_items() -> list[Item]:
 
 @dataclass
 class Components:
-    """Per sentence of one page: the bounded score components of the combined ranker."""
+    """Per sentence of one page: the scores of the two baselines."""
 
     bm25: np.ndarray
-    context: np.ndarray
     fuzz: np.ndarray
     sentences: tuple[str, ...]
 
 
-def components(item: Item, k1: float, b: float) -> Components:
+def components(item: Item, k1: float = 1.2, b: float = 0.75) -> Components:
     passage = matching.prepare_passage(item.page)
     query = matching._query(item.claim)
     n = passage.index.size
-    out = Components(*(np.zeros(n) for _ in range(3)), passage.sentences)
+    out = Components(np.zeros(n), np.zeros(n), passage.sentences)
     if query.terms:
         idf = pooled_idf(query.terms, [passage.index])
-        total = sum(idf.values())
         avgdl = sum(passage.index.lengths) / max(1, n)
-        weights = [w / total for w in idf.values()]
-        scores, masks = bm25_scores(idf, passage.index, avgdl, k1=k1, b=b)
-
-        def weight(mask: int) -> float:
-            return sum(w for bit, w in enumerate(weights) if mask >> bit & 1)
-
+        scores, _ = bm25_scores(idf, passage.index, avgdl, k1=k1, b=b)
         for s, raw in scores.items():
-            m = masks[s]
-            out.bm25[s] = min(1.0, raw / total)
-            out.context[s] = max(weight(m | masks.get(s - 1, 0)), weight(m | masks.get(s + 1, 0)))
+            out.bm25[s] = raw
     for s, sentence in enumerate(passage.sentences):
         out.fuzz[s] = fuzz.token_set_ratio(query.folded, sentence) / 100
     return out
 
 
-def ranked(comp: Components, w: matching.RankWeights) -> list[int]:
-    """The module's order, vectorised: best own scores first, then neighbour-aware ones."""
-    lexical = w.bm25 * comp.bm25 + w.context * comp.context
-    own = lexical.copy()
-    if w.fuzz:
-        # Only the best lexical candidates get the fuzzy score, as in the module.
-        top = np.argsort(-lexical, kind="stable")[: w.fuzz_candidates]
-        own[top] += w.fuzz * comp.fuzz[top]
-    idx = np.flatnonzero(lexical > 0)
-    head = _distinct(comp, idx[np.argsort(-own[idx], kind="stable")])
-    if not w.neighbour:
-        return head
-    first = head[: w.head]
-    previous = np.concatenate([[0.0], own[:-1]])
-    following = np.concatenate([own[1:], [0.0]])
-    joint = own + w.neighbour * np.maximum(previous, following)
-    idx = np.flatnonzero(joint > 0)
-    rest = [
-        i for i in _distinct(comp, idx[np.argsort(-joint[idx], kind="stable")]) if i not in first
-    ]
-    return first + rest
+def bm25_only(comp: Components) -> list[int]:
+    """Plain BM25 (the module's analyzer), sentences as documents, repeats shown once."""
+    idx = np.flatnonzero(comp.bm25 > 0)
+    return _distinct(comp, idx[np.argsort(-comp.bm25[idx], kind="stable")])
 
 
 def fuzz_only(comp: Components) -> list[int]:
@@ -279,6 +324,20 @@ def _distinct(comp: Components, order: np.ndarray) -> list[int]:
     return out
 
 
+def module(items: list[Item], weights: matching.RankWeights | None = None) -> list[list[int]]:
+    """The module's ranking (rank_sentences, or its internals with other weights), k=5."""
+    out = []
+    for it in items:
+        prepared = matching.prepare_passage(it.page)
+        if weights is None:
+            highlights = matching.rank_sentences(it.claim, [prepared], k=5)
+        else:
+            highlights = matching._rank(it.claim, [prepared], 5, weights)
+        starts = {s: i for i, (s, _) in enumerate(prepared.spans)}
+        out.append([starts[h.start] for h in highlights])
+    return out
+
+
 def metrics(items: list[Item], rankings: list[list[int]]) -> tuple[float, float | None, int]:
     hits = [bool(set(r[:3]) & it.gold) for it, r in zip(items, rankings, strict=True)]
     full = [
@@ -293,113 +352,59 @@ def metrics(items: list[Item], rankings: list[list[int]]) -> tuple[float, float 
     )
 
 
-BM25_ONLY = matching.RankWeights(bm25=1.0, context=0.0, fuzz=0.0, k1=1.2, b=0.75, neighbour=0.0)
-
-
-def objective(items: list[Item], rankings: list[list[int]]) -> float:
-    """Mean over datasets of hit@3 (+ full-set@5 where the gold is minimal)."""
-    scores = []
-    for name in sorted({it.dataset for it in items}):
-        sub = [(it, r) for it, r in zip(items, rankings, strict=True) if it.dataset == name]
-        h, f, _ = metrics([i for i, _ in sub], [r for _, r in sub])
-        scores.append(h + (f if f is not None else 0.0))
-    return statistics.mean(scores)
-
-
-def _complexity(w: matching.RankWeights) -> tuple[int, float]:
-    parts = sum(1 for x in (w.context, w.fuzz, w.neighbour) if x) + int((w.k1, w.b) != (1.2, 0.75))
-    return parts, -w.bm25
-
-
-def tune(items: list[Item]) -> tuple[matching.RankWeights, matching.RankWeights]:
-    """Grid search on the tuning half, then the one-standard-error rule.
-
-    The optimum is flat, so the simplest setting whose objective is within one bootstrap
-    standard error of the best is chosen (fewest extra parts, then most BM25 weight),
-    rather than the noisy argmax.
-    """
-    results: list[tuple[float, matching.RankWeights, list[list[int]]]] = []
-    grid = [x / 10 for x in range(11)]
-    for k1, b in itertools.product((0.9, 1.2, 1.5), (0.5, 0.75)):
-        comps = [components(it, k1, b) for it in items]
-        for wb, wx, nb in itertools.product(grid, grid[:6], (0.0, 0.5, 1.0)):
-            wf = round(1.0 - wb - wx, 3)
-            if wf < 0 or wf > 0.5:
-                continue
-            w = matching.RankWeights(bm25=wb, context=wx, fuzz=wf, k1=k1, b=b, neighbour=nb)
-            rankings = [ranked(c, w) for c in comps]
-            results.append((objective(items, rankings), w, rankings))
-    results.sort(key=lambda r: -r[0])
-    best_value, _, best_rankings = results[0]
-    rng = random.Random(7)
-    boot = []
-    for _ in range(200):
-        sample = [rng.randrange(len(items)) for _ in items]
-        boot.append(objective([items[i] for i in sample], [best_rankings[i] for i in sample]))
-    se = statistics.stdev(boot)
-    eligible = [r for r in results if r[0] >= best_value - se]
-    chosen = min(eligible, key=lambda r: _complexity(r[1]))
-    for value, w, _ in results[:5]:
-        print(f"  {value:.4f}  {w}")
-    print(f"best {best_value:.4f}, bootstrap SE {se:.4f}; {len(eligible)} settings within 1 SE")
-    print(f"chosen (simplest within 1 SE): {chosen[0]:.4f}  {chosen[1]}")
-    return chosen[1], results[0][1]
+_DEFAULT = matching.DEFAULT_WEIGHTS
+ABLATIONS = {
+    "no-set": replace(_DEFAULT, gain=0.0, adjacency=0.0, neighbour=0.0),
+    "nbr-only": replace(_DEFAULT, gain=0.0, adjacency=0.0),
+    "+coverage": replace(_DEFAULT, bm25=0.5, coverage=0.5),
+    "+fuzz.2": replace(_DEFAULT, bm25=0.8, fuzz=0.2),
+}
 
 
 def report(items: list[Item], extra: dict[str, matching.RankWeights], title: str) -> None:
     print(f"\n{title}")
     print(
-        f"{'dataset':30} {'n':>4} {'sent/page':>9} {'gold':>5}  "
+        f"{'dataset':34} {'n':>4} {'sent/page':>9} {'gold':>5}  "
         f"{'method':10} {'hit@3':>6} {'full@5':>7}"
     )
     groups: dict[str, list[Item]] = {}
     for it in sorted(items, key=lambda it: it.dataset):
         groups.setdefault(it.dataset, []).append(it)
     # Pooled rows: every minimal-set item, and those whose gold has several sentences,
-    # where the whole set is the hard part.
-    groups["genSearch-min/ALL"] = [it for it in items if it.minimal]
-    groups["genSearch-min/ALL, gold>=2 sent."] = [
-        it for it in items if len(it.gold) >= 2 and it.minimal
-    ]
+    # where the whole set is the hard part. The web variant is pooled on its own, so the
+    # older rows keep their meaning.
+    old = [it for it in items if it.minimal and not it.dataset.endswith("/web")]
+    web = [it for it in items if it.dataset.endswith("/web")]
+    groups["genSearch-min/ALL"] = old
+    groups["genSearch-min/ALL, gold>=2 sent."] = [it for it in old if len(it.gold) >= 2]
+    groups["genSearch-min/web ALL"] = web
+    groups["genSearch-min/web, gold>=2 sent."] = [it for it in web if len(it.gold) >= 2]
     for name, sub in groups.items():
         pages = statistics.median(len(matching.sentence_spans(it.page)) for it in sub)
         gold = statistics.median(len(it.gold) for it in sub)
-        comps = [components(it, BM25_ONLY.k1, BM25_ONLY.b) for it in sub]
-        module = [
-            _sentence_indices(it, matching.rank_sentences(it.claim, [it.page], k=5)) for it in sub
-        ]
+        comps = [components(it) for it in sub]
         rows = [
-            ("bm25", [ranked(c, BM25_ONLY) for c in comps]),
+            ("bm25", [bm25_only(c) for c in comps]),
             ("rapidfuzz", [fuzz_only(c) for c in comps]),
-            ("module", module),
+            ("module", module(sub)),
         ]
-        for label, w in extra.items():
-            rows.append((label, [ranked(components(it, w.k1, w.b), w) for it in sub]))
+        rows.extend((label, module(sub, w)) for label, w in extra.items())
         for method, rankings in rows:
             h, f, n = metrics(sub, rankings)
             fs = f"{f:7.3f}" if f is not None else "      -"
-            print(f"{name:30} {n:4d} {pages:9.0f} {gold:5.0f}  {method:10} {h:6.3f} {fs}")
-
-
-def _sentence_indices(item: Item, highlights: list[matching.Highlight]) -> list[int]:
-    starts = {s: i for i, (s, _) in enumerate(matching.sentence_spans(item.page))}
-    return [starts[h.start] for h in highlights]
+            print(f"{name:34} {n:4d} {pages:9.0f} {gold:5.0f}  {method:10} {h:6.3f} {fs}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--tune", action="store_true", help="grid-search weights on half 0")
+    parser.add_argument(
+        "--ablate", action="store_true", help="also rank with each part of the module off"
+    )
     args = parser.parse_args()
     items = load_items()
     tune_half = [it for it in items if it.half == 0]
     test_half = [it for it in items if it.half == 1]
-    extra: dict[str, matching.RankWeights] = {}
-    if args.tune:
-        chosen, argmax = tune(tune_half)
-        extra = {"1se-pick": chosen, "argmax": argmax}
-    else:
-        # The module's setting re-run through the vectorised ranker: must equal "module".
-        extra = {"check": matching.DEFAULT_WEIGHTS}
+    extra = ABLATIONS if args.ablate else {}
     report(tune_half, extra, "TUNING half (weights chosen here)")
     report(test_half, extra, "HELD-OUT half (report these)")
 

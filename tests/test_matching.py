@@ -232,6 +232,75 @@ def test_later_places_go_to_the_neighbour_of_a_strong_match():
     ]
 
 
+@pytest.mark.parametrize(
+    ("claim", "inflected"),
+    [
+        ("Officials denied entry to visitors.", "Officials deny entry to visitors."),
+        ("Prices increased sharply.", "Sharp price increases followed."),
+        ("Several studies compared treatments.", "The team studied how treatments compare."),
+    ],
+)
+def test_an_inflected_claim_word_matches_its_other_forms(claim, inflected):
+    # The distractor shares one uninflected word; the evidence matches only through stems.
+    passage = f"Entry, prices and treatments vary.\n{inflected}\nThe weather was fine."
+
+    highlights = rank_sentences(claim, [passage], k=1)
+
+    assert _text([passage], highlights[0]) == inflected
+
+
+def test_a_heading_matching_one_claim_word_does_not_beat_a_full_sentence():
+    passage = (
+        "Vaccines\nHospital admissions fell sharply after the vaccines arrived.\nVaccines are free."
+    )
+
+    highlights = rank_sentences("Vaccines reduced hospital admissions.", [passage], k=3)
+
+    assert _text([passage], highlights[0]) == (
+        "Hospital admissions fell sharply after the vaccines arrived."
+    )
+
+
+ZOO = "\n".join(
+    [
+        "Lions and zebras live in the park.",
+        "Lions and zebras graze in the park.",
+        "Lions and zebras sleep in the park.",
+        "Tourists arrive by bus.",
+        "Lions hunt zebras at dusk.",
+        "Guides carry radios.",
+        "Tickets are sold at the gate.",
+        "Rhinos wallow in mud.",
+        "Rhinos are shy.",
+        "Rhinos charge when scared.",
+    ]
+)
+
+
+def test_later_places_go_to_a_sentence_covering_a_claim_word_no_earlier_place_has():
+    claim = "Lions, zebras and rhinos live in the park."
+
+    highlights = rank_sentences(claim, [ZOO], k=5)
+
+    texts = [_text([ZOO], h) for h in highlights]
+    assert texts[:3] == [
+        "Lions and zebras live in the park.",
+        "Lions and zebras graze in the park.",
+        "Lions and zebras sleep in the park.",
+    ]
+    assert texts[3] == "Rhinos are shy."
+    # Every highlight carries its own score: the lion sentence matches more of the claim
+    # by itself, but adds nothing that the first three places do not already say.
+    own = {_text([ZOO], h): h.score for h in rank_sentences(claim, [ZOO], k=10)}
+    assert own["Lions hunt zebras at dusk."] > own["Rhinos are shy."]
+
+
+def test_the_first_places_of_a_longer_ranking_are_the_shorter_ranking():
+    claim = "Lions, zebras and rhinos live in the park."
+
+    assert rank_sentences(claim, [ZOO], k=5)[:4] == rank_sentences(claim, [ZOO], k=4)
+
+
 def test_a_repeated_sentence_is_highlighted_once():
     passage = "Revenue rose sharply. Revenue rose sharply. Costs fell."
 
