@@ -195,7 +195,13 @@ def run(reviewers: int = 6, seconds: float = 8.0) -> Report:
     threads = [threading.Thread(target=_quietly, args=(base, n, set_pk, ack, stop)) for n in names]
     for t in threads:
         t.start()
-    time.sleep(seconds)
+    # At least `seconds`, and on a loaded machine longer, until some submission has been
+    # acknowledged: a kill before any proves nothing about submissions.
+    started = time.monotonic()
+    while time.monotonic() - started < seconds or (
+        not ack.submitted and time.monotonic() - started < seconds + 60
+    ):
+        time.sleep(0.2)
     os.killpg(server.pid, signal.SIGKILL)  # mid-session: requests are in flight
     server.wait()
     stop.set()
