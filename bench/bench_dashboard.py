@@ -249,7 +249,7 @@ def main() -> None:
         import audit.urls  # noqa: F401  (loads numpy, sklearn and krippendorff, as at startup)
         from audit import agreement
         from audit.models import Adjudication, AuditSet, Claim
-        from audit.services import set_compare
+        from audit.services import agreement_facts_rebuild, set_compare
 
         if args.reuse and AuditSet.objects.filter(name="Bench").exists():
             set_pk, lead = AuditSet.objects.get(name="Bench").pk, User.objects.get(username="lead")
@@ -257,6 +257,10 @@ def main() -> None:
             start = time.perf_counter()
             set_pk, lead = _build(args.claims)
             print(f"built {args.claims:,} claims × 2 sheets in {time.perf_counter() - start:.1f} s")
+            # bulk_create bypasses the review services: write the facts they would have.
+            start = time.perf_counter()
+            counted = agreement_facts_rebuild(audit_set_id=set_pk)
+            print(f"agreement facts for {counted:,} sheets: {time.perf_counter() - start:.1f} s")
             start = time.perf_counter()
             summary = set_compare(audit_set=AuditSet.objects.get(pk=set_pk))
             print(

@@ -31,6 +31,8 @@ from audit.models import (
 from audit.roles import is_lead
 from audit.selectors import QUEUE_ORDER
 from audit.services.disagreements import claims_compare
+from audit.services.facts import CHUNK as FACTS_CHUNK
+from audit.services.facts import agreement_facts_refresh
 from audit.services.imports import answer_claim_checks
 
 # An idle tab left open cannot add more than this per save, however long it sat there.
@@ -187,10 +189,27 @@ def review_open(
         # A claim that gained a reviewer is no longer complete: out of the queue until then.
         if Claim.objects.filter(answer__audit_set=audit_set, severity__isnull=False).exists():
             claims_compare(claim_ids={a.claim_id for a in new})
+        # A sheet submitted before its reviewer was (re)assigned counts from now on.
+        agreement_facts_refresh(claim_ids=_with_submitted_sheets({a.claim_id for a in new}))
     per_reviewer: dict[int, int] = defaultdict(int)
     for assignment in new:
         per_reviewer[assignment.reviewer_id] += 1
     return OpenSummary(claims=len(claims), created=len(new), per_reviewer=dict(per_reviewer))
+
+
+def _with_submitted_sheets(claim_ids: set[int]) -> list[int]:
+    """The claims among these with a submitted sheet: the only ones whose facts can change."""
+    ids = sorted(claim_ids)
+    found: list[int] = []
+    for start in range(0, len(ids), FACTS_CHUNK):
+        found += (
+            AuditSheet.objects.filter(
+                claim_id__in=ids[start : start + FACTS_CHUNK], status=AuditSheet.Status.SUBMITTED
+            )
+            .values_list("claim_id", flat=True)
+            .distinct()
+        )
+    return found
 
 
 def _claims_to_judge(audit_set: AuditSet):
@@ -238,6 +257,7 @@ def reviewer_replace(
         audit_set.reviewers.remove(leaving)
         # Dropping a reviewer can complete a claim whose other sheets are all in.
         claims_compare(claim_ids=touched)
+        agreement_facts_refresh(claim_ids=touched)
     return ReplaceSummary(moved=len(moved_ids), kept=kept, dropped=len(dropped_ids))
 
 
@@ -321,6 +341,7 @@ def sheet_submit(
         sheet.save()
         # The last sheet in decides: unanimous gold, or a place in the lead's queue.
         claims_compare(claim_ids=[sheet.claim_id])
+        agreement_facts_refresh(claim_ids=[sheet.claim_id])
     return sheet
 
 
@@ -341,6 +362,7 @@ def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
         sheet.save()
         # A claim with a sheet back in draft leaves the adjudication queue.
         claims_compare(claim_ids=[sheet.claim_id])
+        agreement_facts_refresh(claim_ids=[sheet.claim_id])
     return sheet
 
 
@@ -555,4 +577,6 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
         claim.save(update_fields=["split_by", "split_at"])
         # A split claim is judged through its atomic claims: it leaves the queue.
         claims_compare(claim_ids=[claim.pk])
+        # Its sheets lost their assignments: they no longer count towards agreement.
+        agreement_facts_refresh(claim_ids=[claim.pk])
     return children
