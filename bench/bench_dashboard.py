@@ -243,6 +243,7 @@ def main() -> None:
         print(f"database: {url.rsplit('@', 1)[-1]}")
         from django.contrib.auth.models import User
         from django.core.cache import cache
+        from django.db import connection
         from django.test import Client
         from django.utils import timezone
 
@@ -267,6 +268,11 @@ def main() -> None:
                 f"compared every claim (settings save): {time.perf_counter() - start:.1f} s; "
                 f"{summary.unanimous:,} unanimous, {summary.queued:,} queued"
             )
+            if connection.vendor == "postgresql":
+                # Autovacuum would get there soon after a bulk load; until it does, the
+                # planner guesses a handful of rows per table and nests loops over 50k.
+                with connection.cursor() as cursor:
+                    cursor.execute("ANALYZE")
 
         client = Client()
         client.force_login(lead)
