@@ -9,14 +9,17 @@ from audit.models import (
     AuditSheet,
     Claim,
     ClaimCheck,
+    ClaimFact,
     CriteriaChange,
     GuidelineFlag,
     ImportBatch,
+    PairFact,
     Passage,
     Question,
     Rater,
     RaterLabel,
     ReviewerTally,
+    SheetFact,
 )
 
 
@@ -134,3 +137,34 @@ class ReviewerTallyAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+class FactAdmin(admin.ModelAdmin):
+    """Agreement facts are derived by the review services: read them, never edit them."""
+
+    raw_id_fields = ["claim"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(SheetFact)
+class SheetFactAdmin(FactAdmin):
+    list_display = ["claim", "reviewer", "judgment", "kept", "chosen", "novel"]
+    list_select_related = ["reviewer"]
+
+
+@admin.register(PairFact)
+class PairFactAdmin(FactAdmin):
+    list_display = ["claim", "judgment_a", "judgment_b", "evidence_jaccard"]
+
+
+@admin.register(ClaimFact)
+class ClaimFactAdmin(FactAdmin):
+    list_display = ["claim", "sheets", "profile", "evidence_jaccard"]

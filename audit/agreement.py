@@ -1,15 +1,17 @@
 """How far reviewers and raters agree: κ, α, confusion, evidence overlap, matcher uptake.
 
-Plain Python over dataclasses for the agreement dashboard and the adjudication queue.
+Plain Python over dataclasses for the agreement dashboard and the adjudication queue. Each
+statistic comes in two forms: from individual ratings, and from the counts a database can
+GROUP BY (unit profiles, pair tables, confusion cells), which is what the dashboard reads.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import combinations
 from typing import Literal
@@ -29,6 +31,10 @@ _LABEL_ORDER: dict[str, int] = {code: i for i, (code, _) in enumerate(JUDGMENTS)
 _LABEL_ORDER[BINARY_NOT] = len(_LABEL_ORDER)
 
 type _Table = dict[Hashable, dict[str, str]]
+# A unit's judgments, sorted: everything nominal statistics need to know about one item.
+type Profile = tuple[str, ...]
+# (judgment of the row rater, judgment of the column rater) → number of items.
+type Cells = Mapping[tuple[str, str], int]
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,8 @@ class ConfusionMatrix:
     cols: str
     labels: tuple[str, ...]
     counts: tuple[tuple[int, ...], ...]
-    items: Mapping[tuple[str, str], tuple[Hashable, ...]]
+    # Empty when built from counts: the caller looks the items of a cell up itself.
+    items: Mapping[tuple[str, str], tuple[Hashable, ...]] = field(default_factory=dict)
     # Items left out because a judgment was not among `labels`.
     unlisted: int = 0
 
@@ -100,7 +107,9 @@ class RaterReport:
     kappa: float | None
     per_label: Mapping[str, LabelScore]
     confusion: ConfusionMatrix
+    # The items where the rater differs from gold; empty when built from counts.
     disagreements: tuple[Hashable, ...]
+    differing: int
 
 
 @dataclass(frozen=True)
@@ -437,13 +446,7 @@ def mean_evidence_jaccard(
     by_item: dict[Hashable, list[frozenset[Hashable]]] = defaultdict(list)
     for (item, _rater), sentences in evidence.items():
         by_item[item].append(sentences)
-    scores = [
-        evidence_jaccard(*sets)
-        if len(sets) == 2
-        else statistics.fmean(evidence_jaccard(a, b) for a, b in combinations(sets, 2))
-        for sets in by_item.values()
-        if len(sets) >= 2
-    ]
+    scores = [unit_evidence_jaccard(sets) for sets in by_item.values() if len(sets) >= 2]
     return statistics.fmean(scores) if scores else None
 
 
@@ -474,6 +477,101 @@ def matcher_acceptance(
         novel=novel,
         acceptance=_share(kept, highlighted),
         novel_share=_share(novel, chosen),
+    )
+
+
+def sheet_matcher_counts(
+    evidence: frozenset[Hashable], shown: frozenset[Hashable]
+) -> tuple[int, int, int, int]:
+    """One sheet's (highlighted, kept, chosen, novel), as `matcher_acceptance` sums them."""
+    return len(shown), len(evidence & shown), len(evidence), len(evidence - shown)
+
+
+def matcher_acceptance_sums(
+    *, sheets: int, highlighted: int, kept: int, chosen: int, novel: int
+) -> MatcherAcceptance:
+    """`matcher_acceptance` from its sums over sheets, as a database adds them up."""
+    return MatcherAcceptance(
+        sheets=sheets,
+        highlighted=highlighted,
+        kept=kept,
+        chosen=chosen,
+        novel=novel,
+        acceptance=_share(kept, highlighted),
+        novel_share=_share(novel, chosen),
+    )
+
+
+def unit_evidence_jaccard(sets: Sequence[frozenset[Hashable]]) -> float | None:
+    """Mean pairwise Jaccard of one item's evidence sets; None with fewer than two sets."""
+    if len(sets) < 2:
+        return None
+    if len(sets) == 2:
+        return evidence_jaccard(*sets)
+    return statistics.fmean(evidence_jaccard(a, b) for a, b in combinations(sets, 2))
+
+
+# --- Per-claim facts, stored so the dashboard only counts -----------------------------------
+
+PROFILE_SEPARATOR = "|"
+
+
+@dataclass(frozen=True)
+class CountedSheet:
+    """A sheet the dashboard counts, reduced to what agreement needs."""
+
+    order: int  # sheets are lettered A, B, … in this order
+    rater: Hashable
+    judgment: str
+    evidence: frozenset[Hashable]
+
+
+@dataclass(frozen=True)
+class PairFacts:
+    rater_a: Hashable
+    rater_b: Hashable
+    judgment_a: str
+    judgment_b: str
+    evidence_jaccard: float
+
+
+@dataclass(frozen=True)
+class ClaimFacts:
+    profile: str
+    evidence_jaccard: float | None
+    judgment_a: str
+    judgment_b: str
+    pairs: tuple[PairFacts, ...]
+
+
+def profile_key(judgments: Iterable[str]) -> str:
+    """A unit profile as stored text; judgment codes never contain the separator."""
+    return PROFILE_SEPARATOR.join(unit_profile(judgments))
+
+
+def profile_from_key(key: str) -> Profile:
+    return tuple(key.split(PROFILE_SEPARATOR)) if key else ()
+
+
+def claim_facts(sheets: Sequence[CountedSheet]) -> ClaimFacts:
+    """Everything the dashboard needs of one claim's counted sheets (one rater each)."""
+    ordered = sorted(sheets, key=lambda sheet: sheet.order)
+    pairs = tuple(
+        PairFacts(
+            rater_a=a.rater,
+            rater_b=b.rater,
+            judgment_a=a.judgment,
+            judgment_b=b.judgment,
+            evidence_jaccard=evidence_jaccard(a.evidence, b.evidence),
+        )
+        for a, b in combinations(ordered, 2)
+    )
+    return ClaimFacts(
+        profile=profile_key(sheet.judgment for sheet in ordered),
+        evidence_jaccard=unit_evidence_jaccard([sheet.evidence for sheet in ordered]),
+        judgment_a=ordered[0].judgment if len(ordered) >= 2 else "",
+        judgment_b=ordered[1].judgment if len(ordered) >= 2 else "",
+        pairs=pairs,
     )
 
 
@@ -524,6 +622,177 @@ def rater_vs_gold(
         per_label=per_label,
         confusion=matrix,
         disagreements=disagreements,
+        differing=len(disagreements),
+    )
+
+
+# --- The same statistics from counts -------------------------------------------------------
+
+
+def unit_profile(judgments: Iterable[str]) -> Profile:
+    """A unit's non-blank judgments, sorted: units with equal profiles count the same."""
+    return tuple(sorted(j for j in judgments if j))
+
+
+def _collapsed_profiles(profiles: Mapping[Profile, int], binary: bool) -> dict[Profile, int]:
+    """Profiles of two or more judgments (the only ones with a pair), collapsed if `binary`."""
+    kept: dict[Profile, int] = defaultdict(int)
+    for profile, n in profiles.items():
+        judgments = [j for j in profile if j]
+        if n <= 0 or len(judgments) < 2:
+            continue
+        if binary:
+            judgments = [collapse_binary(j) for j in judgments]
+        kept[unit_profile(judgments)] += n
+    return dict(kept)
+
+
+def _collapsed_cells(cells: Cells, binary: bool) -> dict[tuple[str, str], int]:
+    kept: dict[tuple[str, str], int] = defaultdict(int)
+    for (a, b), n in cells.items():
+        if n <= 0 or not a or not b:
+            continue
+        if binary:
+            a, b = collapse_binary(a), collapse_binary(b)
+        kept[a, b] += n
+    return dict(kept)
+
+
+def _percent_of_profiles(profiles: Mapping[Profile, int]) -> float | None:
+    units = sum(profiles.values())
+    if not units:
+        return None
+    shares = []
+    for profile, n in profiles.items():
+        m = len(profile)
+        agreeing = sum(k * (k - 1) for k in Counter(profile).values())
+        shares.append(n * agreeing / (m * (m - 1)))
+    return math.fsum(shares) / units
+
+
+def _alpha_of_profiles(profiles: Mapping[Profile, int]) -> float | None:
+    labels = _ordered(j for profile in profiles for j in profile)
+    if len(labels) < 2:
+        return None
+    index = {label: i for i, label in enumerate(labels)}
+    rows = np.zeros((len(profiles), len(labels)), dtype=np.int64)
+    for row, profile in enumerate(profiles):
+        for judgment in profile:
+            rows[row, index[judgment]] += 1
+    # One row per unit, as the package counts units; equal units are repeated, not weighted.
+    value_counts = np.repeat(rows, list(profiles.values()), axis=0)
+    return _finite(krippendorff.alpha(value_counts=value_counts, level_of_measurement="nominal"))
+
+
+def _pair_kappa(rater_a: str, rater_b: str, cells: Mapping[tuple[str, str], int]) -> PairKappa:
+    labels = _ordered(j for pair in cells for j in pair)
+    index = {label: i for i, label in enumerate(labels)}
+    counts = list(cells.values())
+    ya = np.repeat([index[a] for a, _ in cells], counts)
+    yb = np.repeat([index[b] for _, b in cells], counts)
+    n_items = sum(counts)
+    return PairKappa(
+        rater_a=rater_a,
+        rater_b=rater_b,
+        n_items=n_items,
+        kappa=_kappa(ya, yb),
+        percent=sum(n for (a, b), n in cells.items() if a == b) / n_items,
+    )
+
+
+def summarize_counts(
+    profiles: Mapping[Profile, int],
+    pairs: Mapping[tuple[str, str], Cells],
+    *,
+    binary: bool = False,
+) -> AgreementSummary:
+    """`summarize` from counts: how many units share each profile, and for every pair of
+    raters how many shared items fall in each (judgment of the first, of the second) cell.
+
+    The two must describe the same ratings; pairs may name their raters in either order.
+    """
+    kept = _collapsed_profiles(profiles, binary)
+    tables: dict[tuple[str, str], dict[tuple[str, str], int]] = defaultdict(dict)
+    for (rater_a, rater_b), cells in pairs.items():
+        flip = rater_b < rater_a
+        table = tables[(rater_b, rater_a) if flip else (rater_a, rater_b)]
+        for (a, b), n in _collapsed_cells(cells, binary).items():
+            cell = (b, a) if flip else (a, b)
+            table[cell] = table.get(cell, 0) + n
+    scored = tuple(
+        _pair_kappa(rater_a, rater_b, cells)
+        for (rater_a, rater_b), cells in sorted(tables.items())
+        if sum(cells.values())
+    )
+    return AgreementSummary(
+        n_items=sum(kept.values()),
+        n_raters=len({rater for pair in scored for rater in (pair.rater_a, pair.rater_b)}),
+        percent=_percent_of_profiles(kept),
+        alpha=_alpha_of_profiles(kept),
+        pairs=scored,
+    )
+
+
+def confusion_counts(
+    cells: Cells,
+    labels: Sequence[str] | None = None,
+    *,
+    rows: str,
+    cols: str,
+    binary: bool = False,
+) -> ConfusionMatrix:
+    """A confusion matrix from its cell counts; `items` stays empty."""
+    counted = _collapsed_cells(cells, binary)
+    if labels is None:
+        labels = _ordered(j for cell, n in counted.items() if n for j in cell)
+    labels = tuple(labels)
+    index = {label: i for i, label in enumerate(labels)}
+    counts = [[0] * len(labels) for _ in labels]
+    unlisted = 0
+    for (a, b), n in counted.items():
+        if a not in index or b not in index:
+            unlisted += n
+            continue
+        counts[index[a]][index[b]] += n
+    return ConfusionMatrix(
+        rows=rows, cols=cols, labels=labels, counts=tuple(map(tuple, counts)), unlisted=unlisted
+    )
+
+
+def rater_vs_gold_counts(
+    cells: Cells, labels: Sequence[str] | None = None, *, binary: bool = False
+) -> RaterReport:
+    """`rater_vs_gold` from the counts of (gold judgment, rater judgment) over shared items.
+
+    `disagreements` stays empty; `differing` counts them.
+    """
+    counted = _collapsed_cells(cells, binary)
+    matrix = confusion_counts(counted, labels, rows="gold", cols="rater")
+    n = sum(counted.values())
+    differing = sum(k for (t, p), k in counted.items() if t != p)
+    codes = {label: i for i, label in enumerate(matrix.labels)}
+    for label in _ordered(j for cell in counted for j in cell):
+        codes.setdefault(label, len(codes))
+    weights = list(counted.values())
+    true = np.repeat([codes[t] for t, _ in counted], weights).astype(np.intp)
+    pred = np.repeat([codes[p] for _, p in counted], weights).astype(np.intp)
+    per_label: dict[str, LabelScore] = {}
+    if n and matrix.labels:
+        from sklearn.metrics import precision_recall_fscore_support
+
+        precision, recall, _f1, support = precision_recall_fscore_support(
+            true, pred, labels=np.arange(len(matrix.labels)), zero_division=np.nan
+        )
+        for label, p, r, s in zip(matrix.labels, precision, recall, support, strict=True):
+            per_label[label] = LabelScore(precision=_finite(p), recall=_finite(r), support=int(s))
+    return RaterReport(
+        n=n,
+        accuracy=_share(n - differing, n),
+        kappa=_kappa(true, pred),
+        per_label=per_label,
+        confusion=matrix,
+        disagreements=(),
+        differing=differing,
     )
 
 

@@ -1,38 +1,39 @@
 """The agreement dashboard of a set: reviewer agreement on submitted sheets, evidence
 overlap, matcher uptake, and every imported or automatic rater against adjudicated gold.
 
-Reads only. The statistics come from audit.agreement; this module loads their input and
-caches the result under keys that change whenever the set's sheets, gold records, rater
-labels or checks change, so a repeated view costs four aggregate queries.
+Reads only. The reviewers' half is a few GROUP BY counts over the agreement facts that the
+review services keep (audit.services.facts); the raters' half one GROUP BY over rater labels
+joined to gold. The statistics themselves come from audit.agreement, from those counts.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
-from operator import itemgetter
 
-from django.core.cache import cache
-from django.db.models import Count, F, Max, Q, QuerySet, TextField
-from django.db.models.functions import Cast
+from django.contrib.auth import get_user_model
+from django.db.models import Count, F, Q, QuerySet, Sum
 
-from audit import agreement, display
+from audit import agreement
 from audit.agreement import (
+    BINARY_NOT,
     AgreementSummary,
     ConfusionMatrix,
     MatcherAcceptance,
     RaterReport,
-    Rating,
 )
-from audit.models import Adjudication, AuditSet, AuditSheet, ClaimCheck, Rater, RaterLabel
+from audit.judgments import SUPPORTED
+from audit.models import (
+    Adjudication,
+    AuditSet,
+    ClaimFact,
+    PairFact,
+    Rater,
+    RaterLabel,
+    SheetFact,
+)
 
-CACHE_SECONDS = 24 * 3600
-# Bump when Dashboard changes shape, so no process reads an old pickle.
-CACHE_VERSION = 1
 REVIEWERS = "reviewers"
 
 
@@ -74,15 +75,6 @@ class Dashboard:
     # Everyone with a submitted sheet under the system filter, by username: the pair choice.
     reviewers: tuple[Reviewer, ...]
 
-    def matrix(self, which: str, scale: str) -> ConfusionMatrix | None:
-        binary = scale == "binary"
-        if which == REVIEWERS:
-            return self.confusion_binary if binary else self.confusion
-        score = self.rater(which)
-        if score is None:
-            return None
-        return (score.binary if binary else score.full).confusion
-
     def rater(self, key: str) -> RaterScore | None:
         return next((r for r in self.raters if r.key == key), None)
 
@@ -93,47 +85,137 @@ def agreement_dashboard(
     """The dashboard for the set: one system's answers if `system`; one reviewer pair's
     sheets if `pair` (two user pks, in any order; a pair without sheets is ignored).
 
-    Two cached halves: the reviewers' statistics, recomputed when a submitted sheet or a
-    check changes, and the raters against gold, recomputed when gold or a rater label
-    changes, so adjudicating does not redo the sheets' half.
+    Six aggregate queries, whatever the size of the set.
     """
-    pair = tuple(sorted(pair)) if pair else None
-    sheets = _submitted(audit_set, system).aggregate(n=Count("pk"), latest=Max("updated_at"))
-    checks = ClaimCheck.objects.filter(_in_set(audit_set, system)).aggregate(
-        latest=Max("computed_at")
+    scope = _scope(audit_set, system)
+    per_reviewer = list(
+        SheetFact.objects.filter(scope)
+        .values("reviewer_id", "reviewer__username")
+        .annotate(
+            n=Count("pk"),
+            checked=Count("pk", filter=Q(has_check=True)),
+            highlighted=Sum("highlighted"),
+            kept=Sum("kept"),
+            chosen=Sum("chosen"),
+            novel=Sum("novel"),
+        )
+        .order_by()
     )
-    reviewers_half = _cached(
-        ("sheets", audit_set.pk, system, pair, sheets["n"], sheets["latest"], checks["latest"]),
-        lambda: _sheet_stats(audit_set, system, pair),
+    reviewers = tuple(
+        sorted(
+            (Reviewer(row["reviewer_id"], row["reviewer__username"]) for row in per_reviewer),
+            key=lambda r: (r.username, r.pk),
+        )
     )
-    gold = Adjudication.objects.filter(_in_set(audit_set, system)).aggregate(
-        n=Count("pk"), latest=Max("updated_at")
+    chosen = _pair(reviewers, pair)
+    if chosen is not None:
+        pks = {chosen[0].pk, chosen[1].pk}
+        per_reviewer = [row for row in per_reviewer if row["reviewer_id"] in pks]
+        half = _pair_stats(audit_set, system, chosen, per_reviewer)
+    else:
+        half = _set_stats(audit_set, system, reviewers)
+    sums = {
+        key: sum(row[key] or 0 for row in per_reviewer)
+        for key in ("n", "checked", "highlighted", "kept", "chosen", "novel")
+    }
+    return Dashboard(
+        system=system,
+        pair=chosen,
+        sheets=sums["n"],
+        matcher=agreement.matcher_acceptance_sums(
+            sheets=sums["checked"],
+            highlighted=sums["highlighted"],
+            kept=sums["kept"],
+            chosen=sums["chosen"],
+            novel=sums["novel"],
+        ),
+        reviewers=reviewers,
+        **half,
+        **_gold_stats(audit_set, system),
     )
-    labels = RaterLabel.objects.filter(_in_set(audit_set, system)).aggregate(
-        n=Count("pk"), latest=Max("pk")
-    )
-    gold_half = _cached(
-        ("gold", audit_set.pk, system, gold["n"], gold["latest"], labels["n"], labels["latest"]),
-        lambda: _gold_stats(audit_set, system),
-    )
-    return Dashboard(**reviewers_half, **gold_half)
-
-
-def _cached(parts: tuple, compute: Callable[[], dict]) -> dict:
-    digest = hashlib.sha256(repr((CACHE_VERSION, *parts)).encode()).hexdigest()[:32]
-    key = f"citeaudit:dashboard:{parts[0]}:{parts[1]}:{digest}"
-    found = cache.get(key)
-    if found is None:
-        found = compute()
-        cache.set(key, found, CACHE_SECONDS)
-    return found
 
 
 def reviewer_pairs(reviewers: tuple[Reviewer, ...]) -> list[tuple[Reviewer, Reviewer]]:
     return list(combinations(reviewers, 2))
 
 
+def cell_claims(
+    *,
+    audit_set: AuditSet,
+    board: Dashboard,
+    which: str,
+    binary: bool,
+    row: str,
+    col: str,
+) -> QuerySet | None:
+    """The ids of the claims behind one heat-map cell, in id order; None for no such matrix."""
+    if which == REVIEWERS:
+        if board.pair is None:
+            facts = ClaimFact.objects.filter(_scope(audit_set, board.system)).exclude(judgment_a="")
+            return (
+                facts.filter(
+                    _judgment("judgment_a", row, binary), _judgment("judgment_b", col, binary)
+                )
+                .order_by("claim_id")
+                .values_list("claim_id", flat=True)
+            )
+        first, second = (r.pk for r in board.pair)
+        facts = PairFact.objects.filter(_scope(audit_set, board.system))
+        as_listed = (
+            Q(reviewer_a=first, reviewer_b=second)
+            & _judgment("judgment_a", row, binary)
+            & _judgment("judgment_b", col, binary)
+        )
+        reversed_ = (
+            Q(reviewer_a=second, reviewer_b=first)
+            & _judgment("judgment_b", row, binary)
+            & _judgment("judgment_a", col, binary)
+        )
+        return (
+            facts.filter(as_listed | reversed_)
+            .order_by("claim_id")
+            .values_list("claim_id", flat=True)
+        )
+    score = board.rater(which)
+    if score is None:
+        return None
+    return (
+        _rated_with_gold(audit_set, board.system, score.rater_id)
+        .filter(
+            _judgment("claim__adjudication__judgment", row, binary),
+            _judgment("judgment", col, binary),
+        )
+        .order_by("claim_id")
+        .values_list("claim_id", flat=True)
+    )
+
+
+def differing_claims(
+    *, audit_set: AuditSet, board: Dashboard, which: str, binary: bool
+) -> QuerySet | None:
+    """The ids of the claims where a rater differs from gold, in id order."""
+    score = board.rater(which)
+    if score is None:
+        return None
+    labels = _rated_with_gold(audit_set, board.system, score.rater_id)
+    if binary:
+        # Only supported against anything else is a difference once collapsed.
+        gold_supported = Q(claim__adjudication__judgment=SUPPORTED)
+        rater_supported = Q(judgment=SUPPORTED)
+        differ = (gold_supported & ~rater_supported) | (~gold_supported & rater_supported)
+    else:
+        differ = ~Q(judgment=F("claim__adjudication__judgment"))
+    return labels.filter(differ).order_by("claim_id").values_list("claim_id", flat=True)
+
+
 # ------------------------------------------------------------------------------ loading
+
+
+def _scope(audit_set: AuditSet, system: str) -> Q:
+    q = Q(audit_set=audit_set)
+    if system:
+        q &= Q(system=system)
+    return q
 
 
 def _in_set(audit_set: AuditSet, system: str, prefix: str = "claim__") -> Q:
@@ -143,134 +225,142 @@ def _in_set(audit_set: AuditSet, system: str, prefix: str = "claim__") -> Q:
     return q
 
 
-def _submitted(audit_set: AuditSet, system: str) -> QuerySet[AuditSheet]:
-    # A sheet counts while its reviewer is still assigned, as on the progress page.
-    return AuditSheet.objects.filter(
-        _in_set(audit_set, system),
-        status=AuditSheet.Status.SUBMITTED,
-        claim__assignments__reviewer=F("reviewer"),
-    )
+def _judgment(field: str, label: str, binary: bool) -> Q:
+    if binary and label == BINARY_NOT:
+        return ~Q(**{field: SUPPORTED})
+    return Q(**{field: label})
 
 
-def _sheet_stats(audit_set: AuditSet, system: str, pair_pks: tuple[int, int] | None) -> dict:
-    sheets = _submitted(audit_set, system)
-    pair = None
-    if pair_pks is None:
-        reviewers = None  # read off the sheets below: one pass over them, not two
-    else:
-        reviewers = _reviewers(sheets)
-        chosen = tuple(r for r in reviewers if r.pk in pair_pks)
-        pair = chosen if len(chosen) == 2 and len(set(pair_pks)) == 2 else None
-    if pair is not None:
-        sheets = sheets.filter(reviewer_id__in=[pair[0].pk, pair[1].pk])
-    ratings: list[Rating] = []
-    evidence: dict[tuple[int, str], frozenset] = {}
-    seen: dict[int, str] = {}
-    # Sheet A and sheet B of each claim, as the adjudication page letters them.
-    first_two: dict[int, list[str | None]] = defaultdict(lambda: [None, None])
-    # The evidence as JSON text, decoded here: Django's JSONField converter costs a third
-    # of a cold dashboard at 100k sheets, and most evidence lists are short or empty.
-    rows = (
-        sheets.order_by("pk")
-        .annotate(evidence_text=Cast("evidence", TextField()))
-        .values_list("claim_id", "reviewer_id", "reviewer__username", "judgment", "evidence_text")
-    )
-    # Two reviewers who chose the same sentences stored the same text: decode it once.
-    decoded: dict[str, frozenset] = {}
-    for claim_id, reviewer_id, name, judgment, text in rows:
-        seen[reviewer_id] = name
-        ratings.append(Rating(claim_id, name, judgment))
-        keys = decoded.get(text)
-        if keys is None:
-            keys = decoded[text] = _evidence_keys(text)
-        evidence[claim_id, name] = keys
-        letters = first_two[claim_id]
-        if letters[0] is None:
-            letters[0] = name
-        elif letters[1] is None:
-            letters[1] = name
-    if reviewers is None:
-        reviewers = tuple(Reviewer(pk, name) for pk, name in sorted(seen.items(), key=_by_name))
+def _pair(
+    reviewers: tuple[Reviewer, ...], pair_pks: tuple[int, int] | None
+) -> tuple[Reviewer, Reviewer] | None:
+    if pair_pks is None or len(set(pair_pks)) != 2:
+        return None
+    chosen = tuple(r for r in reviewers if r.pk in pair_pks)
+    return (chosen[0], chosen[1]) if len(chosen) == 2 else None
 
-    if pair is not None:
-        confusion = agreement.confusion(ratings, pair[0].username, pair[1].username)
-        confusion_binary = agreement.confusion(
-            ratings, pair[0].username, pair[1].username, binary=True
+
+def _set_stats(audit_set: AuditSet, system: str, reviewers: tuple[Reviewer, ...]) -> dict:
+    """Every reviewer: units by profile, sheet A × sheet B, κ per pair of reviewers."""
+    profiles: dict[agreement.Profile, int] = defaultdict(int)
+    letters: dict[tuple[str, str], int] = defaultdict(int)
+    claims = jaccard_n = 0
+    jaccard_sum = 0.0
+    for row in (
+        ClaimFact.objects.filter(_scope(audit_set, system))
+        .values("profile", "judgment_a", "judgment_b")
+        .annotate(
+            n=Count("pk"), jaccards=Count("evidence_jaccard"), jaccard=Sum("evidence_jaccard")
         )
-    else:
-        order = {claim: (a, b) for claim, (a, b) in first_two.items() if b is not None}
-        confusion = agreement.sheet_confusion(ratings, order=order)
-        confusion_binary = agreement.sheet_confusion(ratings, order=order, binary=True)
-
-    claims_rated = {claim for claim, _ in evidence}
-    hints = {
-        claim_id: display.hint_keys(json.loads(highlights))
-        for claim_id, highlights in ClaimCheck.objects.filter(_in_set(audit_set, system))
-        .annotate(highlights_text=Cast("highlights", TextField()))
-        .values_list("claim_id", "highlights_text")
-        if claim_id in claims_rated
-    }
-    return {
-        "system": system,
-        "pair": pair,
-        "sheets": len(ratings),
-        "claims": len(claims_rated),
-        "full": agreement.summarize(ratings),
-        "binary": agreement.summarize(ratings, binary=True),
-        "confusion": confusion,
-        "confusion_binary": confusion_binary,
-        "evidence_jaccard": agreement.mean_evidence_jaccard(evidence),
-        "matcher": agreement.matcher_acceptance(evidence, hints),
-        "reviewers": reviewers,
-    }
-
-
-_KEY = itemgetter("passage", "start", "end")
-
-
-def _evidence_keys(text: str | dict | list) -> frozenset:
-    if text == "[]":
-        return frozenset()
-    chosen = json.loads(text) if isinstance(text, str) else text
-    return frozenset(map(_KEY, chosen))
-
-
-def _by_name(item: tuple[int, str]) -> tuple[str, int]:
-    return item[1], item[0]
-
-
-def _reviewers(sheets: QuerySet[AuditSheet]) -> tuple[Reviewer, ...]:
-    return tuple(
-        Reviewer(pk, name)
-        for pk, name in sheets.values_list("reviewer_id", "reviewer__username")
-        .distinct()
-        .order_by("reviewer__username")
+        .order_by()
+    ):
+        claims += row["n"]
+        profiles[agreement.profile_from_key(row["profile"])] += row["n"]
+        if row["judgment_a"]:
+            letters[row["judgment_a"], row["judgment_b"]] += row["n"]
+        jaccard_n += row["jaccards"]
+        jaccard_sum += row["jaccard"] or 0.0
+    rows = list(
+        PairFact.objects.filter(_scope(audit_set, system))
+        .values("reviewer_a", "reviewer_b", "judgment_a", "judgment_b")
+        .annotate(n=Count("pk"))
+        .order_by()
     )
+    names = {r.pk: r.username for r in reviewers}
+    # A sheet submitted between the two reads can bring a reviewer the first did not see.
+    unseen = {row[key] for row in rows for key in ("reviewer_a", "reviewer_b")} - names.keys()
+    if unseen:
+        user_model = get_user_model()
+        names |= {user.pk: user.get_username() for user in user_model.objects.filter(pk__in=unseen)}
+    pairs: dict[tuple[str, str], dict[tuple[str, str], int]] = defaultdict(dict)
+    for row in rows:
+        table = pairs[names[row["reviewer_a"]], names[row["reviewer_b"]]]
+        table[row["judgment_a"], row["judgment_b"]] = row["n"]
+    return {
+        "claims": claims,
+        "full": agreement.summarize_counts(profiles, pairs),
+        "binary": agreement.summarize_counts(profiles, pairs, binary=True),
+        "confusion": agreement.confusion_counts(letters, rows="first", cols="second"),
+        "confusion_binary": agreement.confusion_counts(
+            letters, rows="first", cols="second", binary=True
+        ),
+        "evidence_jaccard": jaccard_sum / jaccard_n if jaccard_n else None,
+    }
+
+
+def _pair_stats(
+    audit_set: AuditSet,
+    system: str,
+    pair: tuple[Reviewer, Reviewer],
+    per_reviewer: list[dict],
+) -> dict:
+    """One pair: only their sheets count, so a unit is a claim both of them judged."""
+    first, second = pair
+    cells: dict[tuple[str, str], int] = defaultdict(int)
+    shared = 0
+    jaccard_sum = 0.0
+    for row in (
+        PairFact.objects.filter(
+            _scope(audit_set, system),
+            Q(reviewer_a=first.pk, reviewer_b=second.pk)
+            | Q(reviewer_a=second.pk, reviewer_b=first.pk),
+        )
+        .values("reviewer_a", "judgment_a", "judgment_b")
+        .annotate(n=Count("pk"), jaccard=Sum("evidence_jaccard"))
+        .order_by()
+    ):
+        a, b = row["judgment_a"], row["judgment_b"]
+        cells[(a, b) if row["reviewer_a"] == first.pk else (b, a)] += row["n"]
+        shared += row["n"]
+        jaccard_sum += row["jaccard"] or 0.0
+    profiles: dict[agreement.Profile, int] = defaultdict(int)
+    for (a, b), n in cells.items():
+        profiles[agreement.unit_profile((a, b))] += n
+    pairs = {(first.username, second.username): cells}
+    return {
+        # Claims either of them judged: each one's sheets, less the claims they share.
+        "claims": sum(row["n"] for row in per_reviewer) - shared,
+        "full": agreement.summarize_counts(profiles, pairs),
+        "binary": agreement.summarize_counts(profiles, pairs, binary=True),
+        "confusion": agreement.confusion_counts(cells, rows=first.username, cols=second.username),
+        "confusion_binary": agreement.confusion_counts(
+            cells, rows=first.username, cols=second.username, binary=True
+        ),
+        "evidence_jaccard": jaccard_sum / shared if shared else None,
+    }
+
+
+def _rated_with_gold(audit_set: AuditSet, system: str, rater_id: int) -> QuerySet[RaterLabel]:
+    return RaterLabel.objects.filter(
+        _in_set(audit_set, system), rater_id=rater_id, claim__adjudication__isnull=False
+    ).exclude(judgment="")
 
 
 def _gold_stats(audit_set: AuditSet, system: str) -> dict:
-    gold = dict(
-        Adjudication.objects.filter(_in_set(audit_set, system)).values_list("claim_id", "judgment")
-    )
-    return {"gold": len(gold), "raters": _rater_scores(audit_set, system, gold)}
-
-
-def _rater_scores(audit_set: AuditSet, system: str, gold: dict[int, str]) -> tuple[RaterScore, ...]:
-    predictions: dict[int, dict[int, str]] = defaultdict(dict)
-    for rater_id, claim_id, judgment in (
+    """Raters against gold from one GROUP BY: (rater, gold judgment, rater judgment)."""
+    gold = Adjudication.objects.filter(_in_set(audit_set, system)).count()
+    cells: dict[int, dict[tuple[str, str], int]] = defaultdict(dict)
+    for row in (
         RaterLabel.objects.filter(_in_set(audit_set, system))
         .exclude(judgment="")
-        .values_list("rater_id", "claim_id", "judgment")
+        .values("rater_id", "judgment", "claim__adjudication__judgment")
+        .annotate(n=Count("pk"))
+        .order_by()
     ):
-        predictions[rater_id][claim_id] = judgment
-    raters = Rater.objects.filter(pk__in=predictions).order_by("kind", "name")
-    return tuple(
-        RaterScore(
-            rater_id=rater.pk,
-            name=rater.name,
-            kind=rater.kind,
-            full=agreement.rater_vs_gold(predictions[rater.pk], gold),
-            binary=agreement.rater_vs_gold(predictions[rater.pk], gold, binary=True),
-        )
-        for rater in raters
-    )
+        table = cells[row["rater_id"]]  # a rater without any gold overlap still shows
+        if row["claim__adjudication__judgment"]:
+            table[row["claim__adjudication__judgment"], row["judgment"]] = row["n"]
+    raters = Rater.objects.filter(pk__in=cells).order_by("kind", "name")
+    return {
+        "gold": gold,
+        "raters": tuple(
+            RaterScore(
+                rater_id=rater.pk,
+                name=rater.name,
+                kind=rater.kind,
+                full=agreement.rater_vs_gold_counts(cells[rater.pk]),
+                binary=agreement.rater_vs_gold_counts(cells[rater.pk], binary=True),
+            )
+            for rater in raters
+        ),
+    }

@@ -17,7 +17,7 @@ DATASETS = ROOT.parent / "shared" / "datasets"
 
 @pytest.fixture(autouse=True)
 def empty_cache():
-    # Ids repeat between tests that roll back; a cached dashboard must not leak across.
+    # Ids repeat between tests that roll back; a cached release overview must not leak across.
     cache.clear()
 
 

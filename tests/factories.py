@@ -5,6 +5,7 @@ from __future__ import annotations
 import factory
 from django.contrib.auth.models import Group, User
 
+from audit import services
 from audit.models import Answer, Assignment, AuditSet, AuditSheet, Claim, Passage, Question
 
 
@@ -72,10 +73,11 @@ def answer_with_claims(
 def submitted_sheet(
     claim: Claim, reviewer: User, judgment: str, *, evidence: tuple = (), **fields
 ) -> AuditSheet:
-    """A submitted sheet (and its assignment) stored directly, as imported sheets are."""
+    """A submitted sheet (and its assignment) stored directly, as imported sheets are, with
+    its agreement facts refreshed as the importer refreshes them."""
     Assignment.objects.get_or_create(claim=claim, reviewer=reviewer)
     fields.setdefault("active_seconds", 30)
-    return AuditSheet.objects.create(
+    sheet = AuditSheet.objects.create(
         claim=claim,
         reviewer=reviewer,
         answer_statement=claim.text,
@@ -84,3 +86,5 @@ def submitted_sheet(
         status=AuditSheet.Status.SUBMITTED,
         **fields,
     )
+    services.agreement_facts_refresh(claim_ids=[claim.pk])
+    return sheet

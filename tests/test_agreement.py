@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Sequence
 
 import pytest
@@ -19,16 +20,22 @@ from audit.agreement import (
     cohen_kappa_pairs,
     collapse_binary,
     confusion,
+    confusion_counts,
     disagreement,
     evidence_jaccard,
     is_unanimous,
     krippendorff_alpha,
     matcher_acceptance,
+    matcher_acceptance_sums,
     mean_evidence_jaccard,
     percent_agreement,
     rater_vs_gold,
+    rater_vs_gold_counts,
     sheet_confusion,
+    sheet_matcher_counts,
     summarize,
+    summarize_counts,
+    unit_profile,
 )
 from audit.judgments import (
     CONTRADICTED,
@@ -635,3 +642,183 @@ def test_rater_vs_gold_never_raises(predictions: dict[int, str], gold: dict[int,
 
     assert report.confusion.n == report.n
     assert _in_range(report.kappa)
+
+
+# --- The same statistics from counts ------------------------------------------------------
+
+
+def _counts(ratings: list[Rating]) -> tuple[Counter, dict]:
+    """Unit profiles and pair tables, as the dashboard's GROUP BY queries return them."""
+    table: dict[Hashable, dict[str, str]] = {}
+    for rating in ratings:
+        if rating.judgment:
+            table.setdefault(rating.item, {})[rating.rater] = rating.judgment
+    profiles = Counter(unit_profile(row.values()) for row in table.values())
+    pairs: dict = defaultdict(Counter)
+    for row in table.values():
+        for a, b in ((a, b) for a in row for b in row if a < b):
+            # Either order is allowed: store some pairs reversed to prove it.
+            if ord(a[0]) % 2:
+                pairs[b, a][row[b], row[a]] += 1
+            else:
+                pairs[a, b][row[a], row[b]] += 1
+    return profiles, pairs
+
+
+def _same_summary(from_counts, from_ratings) -> None:
+    assert from_counts.n_items == from_ratings.n_items
+    assert from_counts.n_raters == from_ratings.n_raters
+    for x, y in (
+        (from_counts.percent, from_ratings.percent),
+        (from_counts.alpha, from_ratings.alpha),
+    ):
+        assert (x is None) == (y is None)
+        assert x == pytest.approx(y, abs=1e-9) if x is not None else True
+    assert [(p.rater_a, p.rater_b, p.n_items) for p in from_counts.pairs] == [
+        (p.rater_a, p.rater_b, p.n_items) for p in from_ratings.pairs
+    ]
+    for x, y in zip(from_counts.pairs, from_ratings.pairs, strict=True):
+        assert x.percent == pytest.approx(y.percent, abs=1e-12)
+        assert (x.kappa is None) == (y.kappa is None)
+        assert x.kappa == pytest.approx(y.kappa, abs=1e-9) if x.kappa is not None else True
+
+
+def test_counts_reproduce_the_published_kappa_and_alpha_examples() -> None:
+    kappa_table = {(YES, YES): 20, (YES, NO): 5, (NO, YES): 10, (NO, NO): 15}
+    profiles = Counter()
+    for (a, b), n in kappa_table.items():
+        profiles[unit_profile([a, b])] += n
+
+    [pair] = summarize_counts(profiles, {("A", "B"): kappa_table}).pairs
+
+    assert (pair.n_items, pair.percent) == (50, pytest.approx(0.7, abs=1e-12))
+    assert pair.kappa == pytest.approx(0.4, abs=1e-12)
+    # Krippendorff (2011), section C, and Wikipedia's computational example.
+    section_c = _matrix(
+        [
+            [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+            [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+            [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+            [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+        ]
+    )
+    wikipedia = _matrix(
+        [
+            [None, None, None, None, None, 3, 4, 1, 2, 1, 1, 3, 3, None, 3],
+            [1, None, 2, 1, 3, 3, 4, 3, None, None, None, None, None, None, None],
+            [None, None, 2, 1, 3, 4, 4, None, 2, 1, 1, 3, 3, None, 4],
+        ]
+    )
+    assert summarize_counts(*_counts(section_c)).alpha == pytest.approx(113 / 152, abs=1e-12)
+    assert summarize_counts(*_counts(wikipedia)).alpha == pytest.approx(56 / 81, abs=1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ratings_strategy)
+def test_counts_give_the_same_summary_as_ratings(ratings: list[Rating]) -> None:
+    profiles, pairs = _counts(ratings)
+
+    for binary in (False, True):
+        _same_summary(
+            summarize_counts(profiles, pairs, binary=binary), summarize(ratings, binary=binary)
+        )
+
+
+@settings(deadline=None)
+@given(ratings_strategy)
+def test_confusion_from_counts_matches_confusion_from_ratings(ratings: list[Rating]) -> None:
+    _, pairs = _counts(ratings)
+    cells = Counter(pairs.get(("a", "b"), {}))
+    for (b, a), n in pairs.get(("b", "a"), {}).items():
+        cells[a, b] += n
+
+    for binary in (False, True):
+        expected = confusion(ratings, "a", "b", binary=binary)
+        found = confusion_counts(cells, rows="a", cols="b", binary=binary)
+
+        assert (found.labels, found.counts, found.unlisted) == (
+            expected.labels,
+            expected.counts,
+            expected.unlisted,
+        )
+
+
+def test_confusion_counts_with_fixed_labels_counts_what_it_leaves_out() -> None:
+    matrix = confusion_counts(
+        {(SUPPORTED, UNCLEAR): 2, (SUPPORTED, SUPPORTED): 1},
+        [SUPPORTED, PARTIAL],
+        rows="a",
+        cols="b",
+    )
+
+    assert (matrix.counts, matrix.unlisted, matrix.items) == (((1, 0), (0, 0)), 2, {})
+
+
+@settings(deadline=None)
+@given(
+    st.dictionaries(st.integers(0, 15), judgments, max_size=20),
+    st.dictionaries(st.integers(0, 15), judgments, max_size=20),
+)
+def test_rater_vs_gold_from_counts_matches_items(
+    predictions: dict[int, str], gold: dict[int, str]
+) -> None:
+    cells = Counter(
+        (gold[item], predictions[item]) for item in gold if gold[item] and predictions.get(item)
+    )
+
+    for binary in (False, True):
+        expected = rater_vs_gold(predictions, gold, binary=binary)
+        found = rater_vs_gold_counts(cells, binary=binary)
+
+        assert (found.n, found.differing, found.per_label) == (
+            expected.n,
+            len(expected.disagreements),
+            expected.per_label,
+        )
+        assert (found.confusion.labels, found.confusion.counts) == (
+            expected.confusion.labels,
+            expected.confusion.counts,
+        )
+        assert found.accuracy == expected.accuracy
+        assert found.kappa == (
+            pytest.approx(expected.kappa) if expected.kappa is not None else None
+        )
+
+
+def test_rater_vs_gold_counts_pins_the_worked_example() -> None:
+    # The items test above as counts: p_o = 3/5, κ = 1/3.
+    cells = {(YES, YES): 1, (YES, NO): 1, (NO, NO): 2, (CONTRADICTED, NO): 1}
+
+    report = rater_vs_gold_counts(cells)
+
+    assert (report.n, report.accuracy, report.differing, report.disagreements) == (5, 0.6, 2, ())
+    assert report.kappa == pytest.approx(1 / 3, abs=1e-12)
+    assert report.per_label[CONTRADICTED] == LabelScore(precision=None, recall=0.0, support=1)
+
+
+@given(
+    st.dictionaries(
+        st.tuples(st.integers(0, 5), st.sampled_from("ab")), sentence_sets, max_size=12
+    ),
+    st.dictionaries(st.integers(0, 7), sentence_sets, max_size=8),
+)
+def test_matcher_sums_match_matcher_acceptance(
+    evidence: dict[tuple[int, str], frozenset[Hashable]],
+    highlights: dict[int, frozenset[Hashable]],
+) -> None:
+    per_sheet = [
+        sheet_matcher_counts(sentences, highlights[item])
+        for (item, _), sentences in evidence.items()
+        if item in highlights
+    ]
+    totals = [sum(column) for column in zip(*per_sheet, strict=True)] or [0, 0, 0, 0]
+
+    found = matcher_acceptance_sums(
+        sheets=len(per_sheet),
+        highlighted=totals[0],
+        kept=totals[1],
+        chosen=totals[2],
+        novel=totals[3],
+    )
+
+    assert found == matcher_acceptance(evidence, highlights)

@@ -7,8 +7,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit import services
-from audit.models import Answer, Claim
+from audit.judgments import NOT_SUPPORTED, UNCLEAR
+from audit.models import Answer, Claim, Rater, RaterLabel
 from tests.conftest import FIXTURES, import_file
+from tests.factories import submitted_sheet
 
 pytestmark = pytest.mark.django_db
 
@@ -38,6 +40,45 @@ def _client(user) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+def _judge(claims, reviewers, rater) -> None:
+    """Both reviewers' sheets, gold on every other claim, and an automatic verdict."""
+    from audit.models import Adjudication
+
+    for i, claim in enumerate(claims):
+        for reviewer, judgment in zip(reviewers, (NOT_SUPPORTED, UNCLEAR), strict=True):
+            submitted_sheet(claim, reviewer, judgment if i % 3 else NOT_SUPPORTED)
+        if i % 2:
+            Adjudication.objects.create(claim=claim, judgment=UNCLEAR, source="edited")
+        RaterLabel.objects.create(rater=rater, claim=claim, judgment=NOT_SUPPORTED)
+
+
+def test_agreement_page_queries_do_not_grow_with_the_set(lead, reviewer_a, reviewer_b, open_round):
+    rater = Rater.objects.create(name="judge", kind=Rater.Kind.AUTOMATIC)
+    claims = list(Claim.objects.filter(answer__audit_set=open_round).order_by("pk"))
+    _judge(claims[:4], [reviewer_a, reviewer_b], rater)
+    board = reverse("audit:agreement", args=[open_round.pk])
+    pages = [
+        board,
+        f"{board}?pair={reviewer_a.pk}-{reviewer_b.pk}",
+        f"{board}?system={claims[0].answer.system}",
+        reverse("audit:agreement-claims", args=[open_round.pk])
+        + f"?which=reviewers&row={NOT_SUPPORTED}&col={UNCLEAR}",
+        reverse("audit:agreement-claims", args=[open_round.pk])
+        + f"?which=rater-{rater.pk}&differ=1",
+    ]
+    as_lead = _client(lead)
+    small = {url: _queries(as_lead, url) for url in pages}
+
+    _grow(open_round)
+    more = Claim.objects.filter(answer__audit_set=open_round).order_by("pk")[4:40]
+    _judge(list(more), [reviewer_a, reviewer_b], rater)
+    large = {url: _queries(as_lead, url) for url in pages}
+
+    assert large == small
+    # The dashboard's own share is six aggregates (five with a pair); a cell adds its page.
+    assert list(small.values()) == [13, 12, 13, 17, 17]
 
 
 def test_page_queries_do_not_grow_with_the_set(lead, reviewer_a, open_round):

@@ -1,5 +1,5 @@
 """Writes, by area: importing answer sets and storing checks (`imports`), review (`review`),
-comparing finished sheets (`disagreements`),
+comparing finished sheets (`disagreements`), agreement facts for the dashboard (`facts`),
 acceptance criteria (`criteria`), adjudication (`adjudication`), machine verdicts
 (`verdicts`)."""
 
@@ -11,6 +11,7 @@ from audit.services.adjudication import (
 )
 from audit.services.criteria import criteria_update
 from audit.services.disagreements import CompareSummary, claims_compare, set_compare
+from audit.services.facts import agreement_facts_rebuild, agreement_facts_refresh
 from audit.services.imports import (
     ImportSummary,
     answer_content_hash,
@@ -55,6 +56,8 @@ __all__ = [
     "StaleSheet",
     "VerdictImportSummary",
     "adjudication_save",
+    "agreement_facts_rebuild",
+    "agreement_facts_refresh",
     "adjudication_settings_update",
     "answer_content_hash",
     "answers_import",

@@ -33,6 +33,7 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
+from audit.services.facts import agreement_facts_refresh
 from audit.services.statuses import claim_statuses_refresh
 from audit.services.tallies import reviewer_tallies_refresh
 
@@ -533,6 +534,7 @@ def _restore_chunk(
         for a, gold in golds
         for name in gold.sheets
     )
+    agreement_facts_refresh(claim_ids={claim_id for claim_id, _ in sheets})
     reason = f"imported from {filename}"[:100]
     AuditSheet.history.bulk_history_create(list(sheets.values()), default_change_reason=reason)
     Adjudication.history.bulk_history_create([a for a, _ in golds], default_change_reason=reason)
@@ -689,6 +691,8 @@ def claim_checks_recompute(
         with transaction.atomic():
             ClaimCheck.objects.filter(claim__answer=answer).delete()
             ClaimCheck.objects.bulk_create(answer_claim_checks(passages, rows))
+            # The highlights shown changed: so did what reviewers kept of them.
+            agreement_facts_refresh(claim_ids=[c.pk for c in claims])
         count += len(claims)
         if progress:
             progress(1)

@@ -31,6 +31,8 @@ from audit.models import (
 from audit.roles import is_lead
 from audit.selectors import QUEUE_ORDER
 from audit.services.disagreements import claims_compare
+from audit.services.facts import CHUNK as FACTS_CHUNK
+from audit.services.facts import agreement_facts_refresh
 from audit.services.imports import answer_claim_checks
 from audit.services.statuses import claim_statuses_refresh
 from audit.services.tallies import reviewer_tallies_refresh, reviewer_tally_move
@@ -192,10 +194,27 @@ def review_open(
         else:
             claim_statuses_refresh(claim_ids={a.claim_id for a in new})
         reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=[p.pk for p in people])
+        # A sheet submitted before its reviewer was (re)assigned counts from now on.
+        agreement_facts_refresh(claim_ids=_with_submitted_sheets({a.claim_id for a in new}))
     per_reviewer: dict[int, int] = defaultdict(int)
     for assignment in new:
         per_reviewer[assignment.reviewer_id] += 1
     return OpenSummary(claims=len(claims), created=len(new), per_reviewer=dict(per_reviewer))
+
+
+def _with_submitted_sheets(claim_ids: set[int]) -> list[int]:
+    """The claims among these with a submitted sheet: the only ones whose facts can change."""
+    ids = sorted(claim_ids)
+    found: list[int] = []
+    for start in range(0, len(ids), FACTS_CHUNK):
+        found += (
+            AuditSheet.objects.filter(
+                claim_id__in=ids[start : start + FACTS_CHUNK], status=AuditSheet.Status.SUBMITTED
+            )
+            .values_list("claim_id", flat=True)
+            .distinct()
+        )
+    return found
 
 
 def _claims_to_judge(audit_set: AuditSet):
@@ -244,6 +263,7 @@ def reviewer_replace(
         # Dropping a reviewer can complete a claim whose other sheets are all in.
         claims_compare(claim_ids=touched)
         reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=[leaving.pk, joining.pk])
+        agreement_facts_refresh(claim_ids=touched)
     return ReplaceSummary(moved=len(moved_ids), kept=kept, dropped=len(dropped_ids))
 
 
@@ -328,6 +348,7 @@ def sheet_submit(
         reviewer_tally_move(sheet=sheet, by=1)
         # The last sheet in decides: unanimous gold, or a place in the lead's queue.
         claims_compare(claim_ids=[sheet.claim_id])
+        agreement_facts_refresh(claim_ids=[sheet.claim_id])
     return sheet
 
 
@@ -349,6 +370,7 @@ def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
         reviewer_tally_move(sheet=sheet, by=-1)
         # A claim with a sheet back in draft leaves the adjudication queue.
         claims_compare(claim_ids=[sheet.claim_id])
+        agreement_facts_refresh(claim_ids=[sheet.claim_id])
     return sheet
 
 
@@ -565,4 +587,6 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
         # A split claim is judged through its atomic claims: it leaves the queue.
         claims_compare(claim_ids=[claim.pk, *(child.pk for child in children)])
         reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=reviewer_ids)
+        # Its sheets lost their assignments: they no longer count towards agreement.
+        agreement_facts_refresh(claim_ids=[claim.pk])
     return children

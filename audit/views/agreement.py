@@ -215,23 +215,25 @@ def agreement_claims(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = _get_set_for_lead(request, pk)
     board, _form = _board(request, audit_set)
     which = request.GET.get("which", REVIEWERS)
-    scale = "binary" if request.GET.get("scale") == "binary" else "full"
+    binary = request.GET.get("scale") == "binary"
     rows_name, cols_name = _axis_names(board, which)
     if request.GET.get("differ"):
         score = board.rater(which)
-        if score is None:
+        items = dashboard.differing_claims(
+            audit_set=audit_set, board=board, which=which, binary=binary
+        )
+        if score is None or items is None:
             raise Http404("No such rater in this set.")
-        report = score.binary if scale == "binary" else score.full
-        items = report.disagreements
         title = f"Claims where {score.name} differs from gold"
     else:
-        matrix = board.matrix(which, scale)
-        if matrix is None:
-            raise Http404("No such matrix.")
         row, col = request.GET.get("row", ""), request.GET.get("col", "")
-        items = matrix.cell(row, col)
+        items = dashboard.cell_claims(
+            audit_set=audit_set, board=board, which=which, binary=binary, row=row, col=col
+        )
+        if items is None:
+            raise Http404("No such matrix.")
         title = f"{rows_name}: {LABELS.get(row, row)} · {cols_name}: {LABELS.get(col, col)}"
-    page = Paginator(sorted(items), PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(items, PER_PAGE).get_page(request.GET.get("page"))
     rows = selectors.claims_by_ids(ids=list(page.object_list))
     anonymous = audit_set.anonymous_adjudication
     for claim in rows:

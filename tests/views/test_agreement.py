@@ -1,6 +1,6 @@
 """The agreement dashboard through the test client: published κ and α worked examples
 rebuilt as submitted sheets, the heat map's links, evidence and matcher figures, raters
-against gold, the filters, the cache, and machine-verdict upload."""
+against gold, the filters, reading facts only, and machine-verdict upload."""
 
 import json
 
@@ -188,6 +188,14 @@ def test_system_and_pair_filters(client_for, board_set, lead, reviewer_a, review
         "rev_a × rev_b",
     ]
     assert unknown.sheets == 10  # an unknown pair is ignored, not an error
+    # The pair's cell lists carol's "not supported" against rev_a's "supported", whichever
+    # of the two sheets came first.
+    listed = client.get(
+        reverse("audit:agreement-claims", args=[board_set.pk]),
+        {"pair": f"{carol.pk}-{reviewer_a.pk}", "row": NO, "col": YES},
+    )
+    assert len(listed.context["rows"]) == 3
+    assert {c.answer.system for c in listed.context["rows"]} == {"sys-2"}
 
 
 def test_raters_against_gold_with_the_claims_where_they_differ(
@@ -206,11 +214,7 @@ def test_raters_against_gold_with_the_claims_where_they_differ(
 
     [row] = response.context["raters"]
     report = row["score"].full
-    assert (report.n, report.accuracy, report.disagreements) == (
-        5,
-        0.6,
-        (claims[1].pk, claims[4].pk),
-    )
+    assert (report.n, report.accuracy, report.differing) == (5, 0.6, 2)
     assert report.kappa == pytest.approx(1 / 3, abs=1e-12)
     assert report.per_label == {
         SUPPORTED: LabelScore(precision=1.0, recall=0.5, support=2),
@@ -228,33 +232,36 @@ def test_raters_against_gold_with_the_claims_where_they_differ(
     listed = client.get(row["differ_url"])
     assert [c.pk for c in listed.context["rows"]] == [claims[1].pk, claims[4].pk]
     assert [c.gold_label for c in listed.context["rows"]] == ["Supported", "Contradicted"]
+    # Collapsed, only claim 1 differs: contradicted and not supported are both "not".
+    binary = client.get(row["differ_url"] + "&scale=binary")
+    assert [c.pk for c in binary.context["rows"]] == [claims[1].pk]
+    cell = client.get(
+        reverse("audit:agreement-claims", args=[board_set.pk]),
+        {"which": f"rater-{judge.pk}", "scale": "binary", "row": "not", "col": "not"},
+    )
+    assert [c.pk for c in cell.context["rows"]] == [claims[2].pk, claims[3].pk, claims[4].pk]
 
 
-def test_dashboard_is_cached_until_a_sheet_changes(
+def test_dashboard_reads_facts_not_sheets_and_shows_a_change_at_once(
     client_for, board_set, lead, reviewer_a, reviewer_b
 ):
     claims = _two_by_two(board_set, reviewer_a, reviewer_b, {(YES, YES): 2, (YES, NO): 2})
     client = client_for(lead)
-    _dashboard(client, board_set)
 
-    with CaptureQueriesContext(connection) as cached:
-        again = _dashboard(client, board_set).context["board"]
+    with CaptureQueriesContext(connection) as first:
+        before = _dashboard(client, board_set).context["board"]
     _, (extra,) = answer_with_claims(board_set, 1)
     submitted_sheet(extra, reviewer_a, NO)
     submitted_sheet(extra, reviewer_b, NO)
-    fresh = _dashboard(client, board_set).context["board"]
+    after = _dashboard(client, board_set).context["board"]
+    Adjudication.objects.create(claim=extra, judgment=NO, source="unanimous")
+    with_gold = _dashboard(client, board_set).context["board"]
 
-    with CaptureQueriesContext(connection) as adjudicated:
-        Adjudication.objects.create(claim=extra, judgment=NO, source="unanimous")
-        with_gold = _dashboard(client, board_set).context["board"]
-
-    sql = " ".join(q["sql"] for q in cached.captured_queries)
-    assert '"audit_auditsheet"."evidence"' not in sql  # nothing recomputed
-    assert (again.sheets, fresh.sheets) == (8, 10)
-    assert fresh.full.pairs[0].n_items == len(claims) + 1
-    # New gold redoes the raters' half only, never the sheets'.
-    sql = " ".join(q["sql"] for q in adjudicated.captured_queries)
-    assert '"audit_auditsheet"."evidence"' not in sql
+    sql = " ".join(q["sql"] for q in first.captured_queries)
+    assert '"audit_auditsheet"' not in sql
+    assert '"audit_claimcheck"' not in sql
+    assert (before.sheets, after.sheets) == (8, 10)
+    assert after.full.pairs[0].n_items == len(claims) + 1
     assert (with_gold.gold, with_gold.sheets) == (1, 10)
 
 
