@@ -45,6 +45,9 @@ class Command(BaseCommand):
             # and a client that reuses one at that moment gets a connection error (an htmx
             # autosave is a POST, which nothing retries). No leak needs it: the export
             # benchmarks show memory flat per request.
+            # Longer than a reviewer's pause between actions: gthread's default of 2 s closes
+            # idle connections just as the next autosave is sent on them.
+            "--keep-alive=75",
             "--access-logfile=-",
         ]
         self.stdout.write(f"gunicorn on {bind}: {workers} workers × {threads} threads")
