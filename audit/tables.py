@@ -93,6 +93,38 @@ class ClaimReviewTable(tables.Table):
             "actions",
         ]
         attrs = {"class": "table claims-table"}
+        template_name = "audit/_claims_table.html"
+
+    @property
+    def page_rows(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """The page's rows as (row class, [(td attributes, cell)]), for _claims_table.html.
+
+        django-tables2 renders every cell through a signature-inspecting call, about 100 ms
+        for a page of 50 claims × 8 columns; these columns are fixed, so their render
+        methods are called directly. The markup is the library's own (a test compares).
+        """
+        columns = [self.columns[name] for name in self.Meta.fields]
+        attrs = [column.attrs["td"].as_html() for column in columns]
+        rows = []
+        for index, row in enumerate(self.paginated_rows):
+            record = row.record
+            snippet, label = record.snippet, record.label
+            cells = [
+                self.render_answer(record),
+                self.render_order(record),
+                columns[2].default
+                if snippet in columns[2].column.empty_values
+                else self.render_snippet(snippet),
+                self.render_status(record),
+                self.render_submitted_count(record),
+                self.render_reviewers(record),
+                columns[6].default
+                if label in columns[6].column.empty_values
+                else self.render_label(label),
+                self.render_actions(record),
+            ]
+            rows.append(("even" if index % 2 == 0 else "odd", list(zip(attrs, cells, strict=True))))
+        return rows
 
     def render_answer(self, record: Claim) -> str:
         return format_html(

@@ -1,7 +1,9 @@
+import re
 from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.template.loader import render_to_string
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
@@ -159,6 +161,38 @@ def test_claims_table_shows_each_review_status(client_for, opened, lead, reviewe
     assert len(pks("in_review")) == 13
     body = client.get(url, {"status": "partly_submitted"}).content.decode()
     assert '<span class="status status-partly_submitted">1 of 2</span>' in body
+
+
+def test_claims_table_rows_render_as_django_tables2_would(
+    client_for, opened, lead, reviewer_a, reviewer_b
+):
+    # The claims table renders its rows in one pass (ClaimReviewTable.page_rows); the
+    # markup must be what the library's own cell-by-cell template gives, on every status.
+    opened.auto_gold = False
+    opened.save(update_fields=["auto_gold"])
+    _submit(reviewer_a, _claim("hm-1-a", 0), "not_supported")
+    _submit(reviewer_b, _claim("hm-1-a", 0), "contradicted")
+    _submit(reviewer_a, _claim("hm-1-a", 1), "not_supported")
+    services.claim_split(
+        claim=_claim("hm-1-a", 2),
+        parts=[services.AtomicPart("One."), services.AtomicPart("Two.")],
+        by=lead,
+    )
+    Assignment.objects.filter(claim=_claim("hm-2-a", 0)).delete()
+    claim_statuses_refresh(claim_ids=[_claim("hm-2-a", 0).pk])
+    table = client_for(lead).get(reverse("audit:set-claims", args=[opened.pk])).context["table"]
+
+    def tbody(template: str) -> str:
+        table.template_name = template
+        html = render_to_string(template, {"table": table}, request=table.request)
+        body = html[html.index("<tbody") : html.index("</tbody>")]
+        return re.sub(r"\s+", " ", re.sub(r">\s+<", "><", body)).replace("<td >", "<td>")
+
+    fast = tbody("audit/_claims_table.html")
+    assert fast == tbody("django_tables2/table.html")
+    assert fast.count("<tr") == len(table.rows) > 10
+    for status in ("disagreement", "partly_submitted", "split", "unassigned", "in_review"):
+        assert f"status-{status}" in fast
 
 
 def test_claims_table_filters_by_reviewer_label_and_text(client_for, opened, lead, reviewer_a):
