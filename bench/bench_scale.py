@@ -142,6 +142,9 @@ def main() -> None:
 
     setup_test_environment()
     call_command("migrate", verbosity=0)
+    # The server's own process setup: the app loaded, then gc.freeze (see audit/wsgi.py).
+    import audit.wsgi  # noqa: F401
+
     if args.reuse:
         audit_set = AuditSet.objects.get(name="Scale")
         reviewers = list(
