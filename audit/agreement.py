@@ -599,15 +599,32 @@ def rater_vs_gold(
         y_pred = [predictions[item] for item in items]
     matrix = _confusion(zip(items, y_true, y_pred, strict=True), labels, rows="gold", cols="rater")
     disagreements = tuple(item for item, t, p in zip(items, y_true, y_pred, strict=True) if t != p)
+    codes = _codes(matrix, y_true + y_pred)
+    true = np.fromiter((codes[x] for x in y_true), dtype=np.intp, count=len(y_true))
+    pred = np.fromiter((codes[x] for x in y_pred), dtype=np.intp, count=len(y_pred))
+    return _rater_report(matrix, true, pred, disagreements=disagreements)
+
+
+def _codes(matrix: ConfusionMatrix, judgments: Iterable[str]) -> dict[str, int]:
     # Integer codes, as sklearn is several times slower on strings; judgments outside
     # `labels` get codes past them, so they still count against accuracy and κ.
     codes = {label: i for i, label in enumerate(matrix.labels)}
-    for label in _ordered(y_true + y_pred):
+    for label in _ordered(judgments):
         codes.setdefault(label, len(codes))
-    true = np.fromiter((codes[x] for x in y_true), dtype=np.intp, count=len(y_true))
-    pred = np.fromiter((codes[x] for x in y_pred), dtype=np.intp, count=len(y_pred))
+    return codes
+
+
+def _rater_report(
+    matrix: ConfusionMatrix,
+    true: np.ndarray,
+    pred: np.ndarray,
+    *,
+    disagreements: tuple[Hashable, ...] = (),
+) -> RaterReport:
+    """The scores of one rater against gold, from their coded judgments item by item."""
+    n = len(true)
     per_label: dict[str, LabelScore] = {}
-    if items and matrix.labels:
+    if n and matrix.labels:
         from sklearn.metrics import precision_recall_fscore_support
 
         precision, recall, _f1, support = precision_recall_fscore_support(
@@ -615,14 +632,15 @@ def rater_vs_gold(
         )
         for label, p, r, s in zip(matrix.labels, precision, recall, support, strict=True):
             per_label[label] = LabelScore(precision=_finite(p), recall=_finite(r), support=int(s))
+    differing = int(np.count_nonzero(true != pred))
     return RaterReport(
-        n=len(items),
-        accuracy=_share(len(items) - len(disagreements), len(items)),
+        n=n,
+        accuracy=_share(n - differing, n),
         kappa=_kappa(true, pred),
         per_label=per_label,
         confusion=matrix,
         disagreements=disagreements,
-        differing=len(disagreements),
+        differing=differing,
     )
 
 
@@ -768,32 +786,11 @@ def rater_vs_gold_counts(
     """
     counted = _collapsed_cells(cells, binary)
     matrix = confusion_counts(counted, labels, rows="gold", cols="rater")
-    n = sum(counted.values())
-    differing = sum(k for (t, p), k in counted.items() if t != p)
-    codes = {label: i for i, label in enumerate(matrix.labels)}
-    for label in _ordered(j for cell in counted for j in cell):
-        codes.setdefault(label, len(codes))
+    codes = _codes(matrix, (j for cell in counted for j in cell))
     weights = list(counted.values())
     true = np.repeat([codes[t] for t, _ in counted], weights).astype(np.intp)
     pred = np.repeat([codes[p] for _, p in counted], weights).astype(np.intp)
-    per_label: dict[str, LabelScore] = {}
-    if n and matrix.labels:
-        from sklearn.metrics import precision_recall_fscore_support
-
-        precision, recall, _f1, support = precision_recall_fscore_support(
-            true, pred, labels=np.arange(len(matrix.labels)), zero_division=np.nan
-        )
-        for label, p, r, s in zip(matrix.labels, precision, recall, support, strict=True):
-            per_label[label] = LabelScore(precision=_finite(p), recall=_finite(r), support=int(s))
-    return RaterReport(
-        n=n,
-        accuracy=_share(n - differing, n),
-        kappa=_kappa(true, pred),
-        per_label=per_label,
-        confusion=matrix,
-        disagreements=(),
-        differing=differing,
-    )
+    return _rater_report(matrix, true, pred)
 
 
 # --- Two sheets on one claim --------------------------------------------------------------
