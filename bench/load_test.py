@@ -97,16 +97,36 @@ class Stats:
             self.latencies[kind].append(seconds)
 
 
-def reviewer(base: str, name: str, set_pk: int, stop: float, stats: Stats, seed: int) -> None:
+def login(base: str, name: str) -> requests.Session:
+    """A logged-in session; logins (one slow password hash each) happen before the clock."""
+    session = requests.Session()
+    session.get(base + "/login/", timeout=30)
+    response = session.post(
+        base + "/login/",
+        data={
+            "username": name,
+            "password": PASSWORD,
+            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+        },
+        timeout=30,
+    )
+    response.raise_for_status()
+    return session
+
+
+def reviewer(
+    s: requests.Session, base: str, name: str, set_pk: int, stop: float, stats: Stats, seed: int
+) -> None:
     # A failed request is already counted as an error; that virtual reviewer stops.
     with contextlib.suppress(requests.RequestException):
-        _review_until(base, name, set_pk, stop, stats, seed)
+        _review_until(s, base, name, set_pk, stop, stats, seed)
 
 
-def _review_until(base: str, name: str, set_pk: int, stop: float, stats: Stats, seed: int):
+def _review_until(
+    s: requests.Session, base: str, name: str, set_pk: int, stop: float, stats: Stats, seed: int
+) -> None:
     rng = random.Random(seed)
     think = THINK_SECONDS
-    s = requests.Session()
 
     def call(kind: str, method: str, url: str, **kw):
         start = time.perf_counter()
@@ -122,20 +142,13 @@ def _review_until(base: str, name: str, set_pk: int, stop: float, stats: Stats, 
                 stats.errors.append(f"{kind} {url}: HTTP {response.status_code}")
         return response
 
-    # Logging in (one slow password hash each) is setup, not the review flow measured.
-    call("setup", "GET", "/login/")
-    call(
-        "setup",
-        "POST",
-        "/login/",
-        data={
-            "username": name,
-            "password": PASSWORD,
-            "csrfmiddlewaretoken": s.cookies["csrftoken"],
-        },
-    )
+    # Reviewers arrive spread over a pause, not all in the same millisecond (that burst of
+    # 50 simultaneous first requests would be a different test). The first claim comes
+    # through the set's "continue" link; after that, as in the browser, from the page that
+    # a submit redirects to.
+    time.sleep(rng.uniform(0, 2 * think))
+    page = call("open-next", "GET", f"/sets/{set_pk}/continue/")
     while time.time() < stop:
-        page = call("open-next", "GET", f"/sets/{set_pk}/continue/")
         found = _CLAIM.search(page.url)
         if not found:
             return  # nothing left to review
@@ -185,9 +198,12 @@ def _review_until(base: str, name: str, set_pk: int, stop: float, stats: Stats, 
         if done.status_code in (302, 303):
             with stats.lock:
                 stats.submitted[(int(claim), name)] = judgment
-        elif done.status_code < 500:
-            with stats.lock:
-                stats.errors.append(f"submit claim {claim}: HTTP {done.status_code}")
+            page = call("open-next", "GET", done.headers["Location"])
+        else:
+            if done.status_code < 500:
+                with stats.lock:
+                    stats.errors.append(f"submit claim {claim}: HTTP {done.status_code}")
+            page = call("open-next", "GET", f"/sets/{set_pk}/continue/")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -202,6 +218,7 @@ def main() -> None:
     parser.add_argument("--answers", type=int, default=2000)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--workers", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--think", type=float, default=0.0, help="mean seconds between actions")
     args = parser.parse_args()
     global THINK_SECONDS
@@ -216,6 +233,7 @@ def main() -> None:
             "serve",
             f"--bind=127.0.0.1:{args.port}",
             f"--workers={args.workers}",
+            f"--threads={args.threads}",
             "--no-migrate",
         ],
         cwd=ROOT,
@@ -231,11 +249,15 @@ def main() -> None:
                 break
             except requests.RequestException:
                 time.sleep(0.2)
+        names = [f"load{i:02d}" for i in range(args.reviewers)]
+        sessions = [login(base, name) for name in names]
         stats = Stats()
         stop = time.time() + args.seconds
         threads = [
-            threading.Thread(target=reviewer, args=(base, f"load{i:02d}", set_pk, stop, stats, i))
-            for i in range(args.reviewers)
+            threading.Thread(
+                target=reviewer, args=(sessions[i], base, name, set_pk, stop, stats, i)
+            )
+            for i, name in enumerate(names)
         ]
         started = time.perf_counter()
         for t in threads:

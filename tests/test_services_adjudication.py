@@ -191,6 +191,43 @@ def test_without_auto_gold_identical_sheets_wait_to_be_confirmed(
     assert (opened.auto_gold, opened.anonymous_adjudication) == (True, True)
 
 
+def test_settings_save_compares_only_finished_or_queued_claims(
+    opened, reviewer_a, reviewer_b, lead, monkeypatch
+):
+    # A claim still waiting on a reviewer cannot change outcome: reading it would make a
+    # half-reviewed set of 100k claims cost seconds per settings save.
+    from audit.services import disagreements
+
+    opened.auto_gold = False
+    opened.save()
+    finished, waiting = _claim("hm-1-a", 0), _claim("hm-1-a", 1)
+    _submit(reviewer_a, finished, NOT_SUPPORTED)
+    _submit(reviewer_b, finished, NOT_SUPPORTED)
+    _submit(reviewer_a, waiting, NOT_SUPPORTED)
+    compared = []
+    real = disagreements.claims_compare
+
+    def recording(*, claim_ids):
+        ids = sorted(claim_ids)
+        compared.append(ids)
+        return real(claim_ids=ids)
+
+    monkeypatch.setattr(disagreements, "claims_compare", recording)
+
+    summary = services.adjudication_settings_update(
+        audit_set=opened,
+        by=lead,
+        auto_gold=True,
+        evidence_jaccard_threshold=0.5,
+        anonymous_adjudication=False,
+    )
+
+    assert compared == [[finished.pk]]
+    assert summary == services.CompareSummary(compared=1, unanimous=1, queued=0)
+    assert _state(finished) == (None, "unanimous")
+    assert _state(waiting) == (None, None)
+
+
 def test_settings_need_a_lead_and_a_jaccard_between_0_and_1(opened, reviewer_a, lead):
     with pytest.raises(PermissionDenied):
         services.adjudication_settings_update(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 
 from audit import agreement
 from audit.models import (
@@ -22,6 +22,7 @@ from audit.models import (
     AuditSet,
     AuditSheet,
     Claim,
+    ReviewStatus,
     Severity,
 )
 from audit.services.statuses import claim_statuses_refresh
@@ -108,14 +109,17 @@ def claims_compare(*, claim_ids: Iterable[int]) -> CompareSummary:
 
 
 def set_compare(*, audit_set: AuditSet) -> CompareSummary:
-    """claims_compare over every claim of the set that has a submitted sheet."""
-    ids = AuditSheet.objects.filter(
-        claim__answer__audit_set=audit_set, status=AuditSheet.Status.SUBMITTED
-    ).values_list("claim_id", flat=True)
-    waiting = Claim.objects.filter(answer__audit_set=audit_set, severity__isnull=False).values_list(
-        "pk", flat=True
+    """claims_compare over every claim of the set that could be complete or is queued.
+
+    A claim whose assigned sheets are all in has the stored status "submitted" or
+    "disagreement" (services keep it in step); one still waiting on a reviewer needs no
+    comparison, so half-reviewed sets cost what their finished claims cost.
+    """
+    ids = Claim.objects.filter(answer__audit_set=audit_set).filter(
+        Q(review_status__in=[ReviewStatus.SUBMITTED, ReviewStatus.DISAGREEMENT])
+        | Q(severity__isnull=False)
     )
-    return claims_compare(claim_ids=[*ids, *waiting])
+    return claims_compare(claim_ids=ids.values_list("pk", flat=True))
 
 
 def _compare_chunk(ids: list[int]) -> CompareSummary:
