@@ -11,7 +11,11 @@ def is_lead(user) -> bool:
         return False
     if user.is_superuser:
         return True
-    return user.groups.filter(name=LEAD).exists()
+    # Asked by the view and again by the page's menu: once per request's user object, so a
+    # change of groups shows from the next request.
+    if not hasattr(user, "_citeaudit_is_lead"):
+        user._citeaudit_is_lead = user.groups.filter(name=LEAD).exists()
+    return user._citeaudit_is_lead
 
 
 def is_reviewer(user) -> bool:

@@ -392,10 +392,9 @@ def _claim_version(*, sheet: AuditSheet, user: AbstractBaseUser, version: int) -
 
 
 def _apply(sheet: AuditSheet, data: SheetData) -> None:
-    claim = Claim.objects.get(pk=sheet.claim_id)
     if data.judgment and data.judgment not in judgments.JUDGMENT_CODES:
         raise ReviewError(f"Unknown judgment “{data.judgment}”.")
-    passages = {p.position: p for p in Passage.objects.filter(answer_id=claim.answer_id)}
+    passages = {p.position: p for p in Passage.objects.filter(answer__claims=sheet.claim_id)}
     sheet.judgment = data.judgment
     sheet.evidence = checked_evidence(data.evidence, passages)
     if data.wrong_citation_passage is None:
