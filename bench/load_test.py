@@ -218,7 +218,7 @@ def main() -> None:
     parser.add_argument("--answers", type=int, default=2000)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--workers", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=2, help="as `manage.py serve`")
     parser.add_argument("--think", type=float, default=0.0, help="mean seconds between actions")
     args = parser.parse_args()
     global THINK_SECONDS

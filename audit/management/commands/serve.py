@@ -15,12 +15,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--bind", default=os.environ.get("BIND", "127.0.0.1:8000"))
-        # Requests are short and mostly wait on the database: a few sync workers per core,
-        # with threads so an htmx autosave never queues behind a slow page.
+        # Requests are short and partly wait on the database: 2 × cores + 1 workers, each
+        # with a second thread so an htmx autosave never queues behind a slow page. More
+        # threads only contend for the GIL: bench/load_test.py's p95 was 143-147 ms with 2
+        # threads and 131-224 ms with 4 (README, "Load and fault tests").
         parser.add_argument(
             "--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "0")) or None
         )
-        parser.add_argument("--threads", type=int, default=4)
+        parser.add_argument("--threads", type=int, default=2)
         parser.add_argument("--no-migrate", action="store_true")
 
     def handle(self, bind: str, workers: int | None, threads: int, no_migrate: bool, **_) -> None:
