@@ -1,6 +1,8 @@
 import pytest
+from django.contrib.auth.models import Group
 from django.urls import reverse
 
+from audit import roles
 from audit.models import Answer, AuditSet, Claim
 from tests.conftest import FIXTURES
 from tests.factories import UserFactory
@@ -105,3 +107,20 @@ def test_label_distribution_counts_labels_per_system(client_for, lead, handmade)
     per_system = response.context["sections"][0]["rows"]
     assert [r["group"] for r in per_system] == ["handmade v1", "handmade v2"]
     assert sum(r["total"] for r in per_system) == Claim.objects.count()
+
+
+def test_menu_shows_lead_links_to_leads_only_and_follows_group_changes(
+    client_for, lead, reviewer_a
+):
+    import_link = f'href="{reverse("audit:import")}"'
+
+    as_lead = client_for(lead).get(reverse("audit:set-list")).content.decode()
+    as_reviewer = client_for(reviewer_a).get(reverse("audit:set-list")).content.decode()
+
+    assert import_link in as_lead and "· lead" in as_lead
+    assert import_link not in as_reviewer and "· lead" not in as_reviewer
+
+    # The role is remembered per request only: a promotion shows on the next page.
+    reviewer_a.groups.add(Group.objects.get(name=roles.LEAD))
+    promoted = client_for(reviewer_a).get(reverse("audit:set-list")).content.decode()
+    assert import_link in promoted and "· lead" in promoted
