@@ -12,7 +12,6 @@ from tests.factories import AuditSetFactory, UserFactory
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-DATASETS = ROOT.parent / "shared" / "datasets"
 
 
 @pytest.fixture(autouse=True)

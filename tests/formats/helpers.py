@@ -12,7 +12,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "fixtures" / "samples"
 EXPERTQA_SLICE = ROOT / "fixtures" / "expertqa" / "expertqa_slice15.jsonl"
-EXPERTQA_FULL = ROOT.parent / "shared" / "datasets" / "expertqa" / "rand_test.jsonl"
+EXPERTQA_FULL = ROOT / "fixtures" / "expertqa" / "rand_test.jsonl"
 
 
 def jsonl(*records: Any) -> bytes:

@@ -42,7 +42,6 @@ def _passages(attribution: Any, evidence: list[list[str]]) -> tuple[PassageRecor
     return parsed.records[0].passages
 
 
-@pytest.mark.skipif(not EXPERTQA_FULL.exists(), reason="ExpertQA rand_test.jsonl not present")
 def test_full_released_test_file_parses_with_exact_counts():
     parsed = parse_file(EXPERTQA_FULL.read_bytes(), EXPERTQA_FULL.name)
 
