@@ -459,24 +459,15 @@ def matcher_acceptance(
     Sheets on items missing from `highlights` were never shown any and are left out; an
     item present with an empty set was shown nothing, so all its evidence is novel.
     """
-    sheets = highlighted = kept = chosen = novel = 0
-    for (item, _rater), sentences in evidence.items():
-        if item not in highlights:
-            continue
-        shown = highlights[item]
-        sheets += 1
-        highlighted += len(shown)
-        kept += len(sentences & shown)
-        chosen += len(sentences)
-        novel += len(sentences - shown)
-    return MatcherAcceptance(
-        sheets=sheets,
-        highlighted=highlighted,
-        kept=kept,
-        chosen=chosen,
-        novel=novel,
-        acceptance=_share(kept, highlighted),
-        novel_share=_share(novel, chosen),
+    counts = [
+        sheet_matcher_counts(sentences, highlights[item])
+        for (item, _rater), sentences in evidence.items()
+        if item in highlights
+    ]
+    totals = [sum(column) for column in zip(*counts, strict=True)] or [0, 0, 0, 0]
+    highlighted, kept, chosen, novel = totals
+    return matcher_acceptance_sums(
+        sheets=len(counts), highlighted=highlighted, kept=kept, chosen=chosen, novel=novel
     )
 
 
