@@ -250,7 +250,7 @@ def main() -> None:
         import audit.urls  # noqa: F401  (loads numpy, sklearn and krippendorff, as at startup)
         from audit import agreement
         from audit.models import Adjudication, AuditSet, Claim
-        from audit.services import agreement_facts_rebuild, set_compare
+        from audit.services import agreement_facts_rebuild, set_compare, set_statuses_refresh
 
         if args.reuse and AuditSet.objects.filter(name="Bench").exists():
             set_pk, lead = AuditSet.objects.get(name="Bench").pk, User.objects.get(username="lead")
@@ -262,6 +262,9 @@ def main() -> None:
             start = time.perf_counter()
             counted = agreement_facts_rebuild(audit_set_id=set_pk)
             print(f"agreement facts for {counted:,} sheets: {time.perf_counter() - start:.1f} s")
+            start = time.perf_counter()
+            changed = set_statuses_refresh(audit_set_id=set_pk)
+            print(f"stored statuses of {changed:,} claims: {time.perf_counter() - start:.1f} s")
             start = time.perf_counter()
             summary = set_compare(audit_set=AuditSet.objects.get(pk=set_pk))
             print(
