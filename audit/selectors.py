@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db.models import (
     Case,
-    CharField,
     Count,
     Exists,
     F,
@@ -23,7 +22,6 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Coalesce, Left
-from django.db.models.lookups import Exact, GreaterThan, LessThan
 from django.http import Http404
 
 from audit import judgments, roles
@@ -41,7 +39,6 @@ from audit.models import (
     GuidelineFlag,
     ReviewerTally,
     ReviewStatus,
-    Severity,
 )
 from audit.roles import is_lead
 
@@ -461,42 +458,6 @@ def _submitted_count() -> Coalesce:
     # status is "split" whatever its sheets say: no join on assignments needed here.
     submitted = AuditSheet.objects.filter(claim=OuterRef("pk"), status=AuditSheet.Status.SUBMITTED)
     return _count(submitted, "claim")
-
-
-def computed_status() -> Case:
-    """A claim's review status computed from its rows: what Claim.review_status stores.
-
-    Correlated subqueries per claim; cheap for a page or a changed claim, too slow to
-    filter a whole set by (hence the stored column).
-    """
-    submitted = AuditSheet.objects.filter(claim=OuterRef("pk"), status=AuditSheet.Status.SUBMITTED)
-    kinds = Coalesce(
-        Subquery(
-            submitted.order_by()
-            .values("claim")
-            .annotate(n=Count("judgment", distinct=True))
-            .values("n"),
-            output_field=IntegerField(),
-        ),
-        Value(0),
-    )
-    assigned, sheets = _assigned_count(), _submitted_count()
-    return Case(
-        When(
-            Exists(Adjudication.objects.filter(claim=OuterRef("pk"))),
-            then=Value(ClaimStatus.ADJUDICATED),
-        ),
-        When(Exists(Claim.objects.filter(parent=OuterRef("pk"))), then=Value(ClaimStatus.SPLIT)),
-        When(Q(Exact(assigned, 0)), then=Value(ClaimStatus.UNASSIGNED)),
-        When(Q(Exact(sheets, 0)), then=Value(ClaimStatus.IN_REVIEW)),
-        When(Q(LessThan(sheets, assigned)), then=Value(ClaimStatus.PARTLY)),
-        When(
-            Q(severity__lt=Severity.CONFIRM) | Q(GreaterThan(kinds, 1)),
-            then=Value(ClaimStatus.DISAGREEMENT),
-        ),
-        default=Value(ClaimStatus.SUBMITTED),
-        output_field=CharField(),
-    )
 
 
 class ClaimRowQuerySet(QuerySet):

@@ -15,7 +15,7 @@ CONFIRM = 4  # Severity.CONFIRM
 
 def backfill(apps, schema_editor):
     """parent_order from each atomic claim's parent; review_status as the claims table
-    computed it until now (a frozen copy of audit.selectors.computed_status)."""
+    computed it until now (a frozen copy of that status expression)."""
     Claim = apps.get_model("audit", "Claim")
     Assignment = apps.get_model("audit", "Assignment")
     AuditSheet = apps.get_model("audit", "AuditSheet")

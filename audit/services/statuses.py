@@ -35,11 +35,11 @@ def claim_statuses_refresh(*, claim_ids: Iterable[int]) -> int:
 def _statuses(ids: list[int]) -> list[tuple[int, str, str]]:
     """(pk, stored status, computed status) of each claim.
 
-    The same decision as selectors.computed_status (tests/test_statuses.py holds the two
-    equal after every step of random review sessions), but with sheets and assignments
-    counted by grouped lookups over the chunk instead of correlated subqueries per claim.
-    Those were planned before PostgreSQL had statistics for rows just written in bulk
-    (restoring an export, a bulk load) and took 267 s for 50k claims instead of 5 s.
+    tests/test_statuses.py holds this equal to the same rules written as one SQL expression,
+    after every step of random review sessions. Sheets and assignments are counted by
+    grouped lookups over the chunk, not by correlated subqueries per claim: those were
+    planned before PostgreSQL had statistics for rows just written in bulk (restoring an
+    export, a bulk load) and took 267 s for 50k claims instead of 5 s.
     """
     assigned = dict(
         Assignment.objects.filter(claim_id__in=ids)
