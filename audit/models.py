@@ -463,6 +463,9 @@ class AuditSheet(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # Reopened while every other sheet of the claim was in: the reviewer may have learnt
+    # something since, so the claim goes to a lead instead of becoming unanimous gold.
+    reopened_after_all_in = models.BooleanField(default=False)
     history = HistoricalRecords()
 
     class Meta:

@@ -622,6 +622,11 @@ def next_in_adjudication_queue(*, audit_set: AuditSet, after: Claim) -> int | No
     return waiting.values_list("pk", flat=True).first()
 
 
+def lead_decided(*, claim: Claim) -> bool:
+    """Whether a lead has settled the claim's gold (unanimous gold is no lead's decision)."""
+    return Adjudication.objects.filter(claim=claim, lead__isnull=False).exists()
+
+
 def lead_claim(*, pk: int) -> Claim | None:
     return (
         Claim.objects.select_related("answer__question", "answer__audit_set", "parent")

@@ -103,10 +103,67 @@ def test_identical_sheets_become_unanimous_gold_linked_to_both(opened, reviewer_
     assert _state(claim) == (None, "unanimous")
 
 
-def test_reviewers_cannot_reopen_once_unanimous(opened, reviewer_a, reviewer_b):
+def test_reopening_withdraws_unanimous_gold_and_the_resubmitted_claim_goes_to_a_lead(
+    opened, reviewer_a, reviewer_b
+):
     claim = _claim("hm-1-a", 3)
     _submit(reviewer_a, claim, NOT_SUPPORTED)
     sheet = _submit(reviewer_b, claim, NOT_SUPPORTED)
+    assert _state(claim) == (None, "unanimous")
+
+    sheet = services.sheet_reopen(sheet=sheet, user=reviewer_b)
+    assert _state(claim) == (None, None)
+    assert list(
+        Adjudication.history.filter(claim_id=claim.pk)
+        .order_by("history_id")
+        .values_list("history_type", "history_change_reason", "history_user")
+    ) == [("+", "unanimous", None), ("-", "withdrawn: a sheet was reopened", None)]
+
+    services.sheet_submit(sheet=sheet, user=reviewer_b, version=sheet.version)
+
+    assert _state(claim) == (Severity.CONFIRM, None)
+
+
+def test_a_sheet_reopened_after_both_were_in_never_makes_unanimous_gold(
+    opened, reviewer_a, reviewer_b
+):
+    claim = _claim("hm-1-a", 3)
+    _submit(reviewer_a, claim, NOT_SUPPORTED)
+    sheet = _submit(reviewer_b, claim, CONTRADICTED)
+    assert _state(claim) == (Severity.JUDGMENT, None)
+
+    sheet = services.sheet_reopen(sheet=sheet, user=reviewer_b)
+    services.sheet_submit(
+        sheet=sheet, user=reviewer_b, version=sheet.version, data=SheetData(judgment=NOT_SUPPORTED)
+    )
+
+    assert _state(claim) == (Severity.CONFIRM, None)
+    assert AuditSheet.objects.get(pk=sheet.pk).reopened_after_all_in is True
+
+
+def test_a_sheet_reopened_before_the_other_was_in_can_still_agree_unanimously(
+    opened, reviewer_a, reviewer_b
+):
+    claim = _claim("hm-1-a", 3)
+    sheet = _submit(reviewer_a, claim, CONTRADICTED)
+    sheet = services.sheet_reopen(sheet=sheet, user=reviewer_a)
+    services.sheet_submit(
+        sheet=sheet, user=reviewer_a, version=sheet.version, data=SheetData(judgment=NOT_SUPPORTED)
+    )
+
+    _submit(reviewer_b, claim, NOT_SUPPORTED)
+
+    assert _state(claim) == (None, "unanimous")
+    assert AuditSheet.objects.get(pk=sheet.pk).reopened_after_all_in is False
+
+
+def test_reviewers_cannot_reopen_once_a_lead_decided_unanimous_gold(
+    opened, reviewer_a, reviewer_b, lead
+):
+    claim = _claim("hm-1-a", 3)
+    _submit(reviewer_a, claim, NOT_SUPPORTED)
+    sheet = _submit(reviewer_b, claim, NOT_SUPPORTED)
+    services.adjudication_save(claim=claim, lead=lead, version=1, take=sheet.pk)
 
     with pytest.raises(ReviewError) as error:
         services.sheet_reopen(sheet=sheet, user=reviewer_b)

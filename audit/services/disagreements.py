@@ -159,6 +159,7 @@ def _compare_chunk(ids: list[int]) -> CompareSummary:
                 "evidence",
                 "unsupported_assertions",
                 "verification_worthy",
+                "reopened_after_all_in",
             )
             .order_by("pk")
         ):
@@ -184,7 +185,9 @@ def _compare_chunk(ids: list[int]) -> CompareSummary:
                 compared += 1
                 result = compare_sheets(mine, threshold=audit_set.evidence_jaccard_threshold)
                 jaccard = round(result.evidence_jaccard, 4)
-                if result.severity is None and audit_set.auto_gold:
+                # A sheet reopened once the others were in may echo them: a lead decides.
+                independent = not any(s.reopened_after_all_in for s in mine)
+                if result.severity is None and audit_set.auto_gold and independent:
                     golds.append((_unanimous_gold(claim, mine), mine))
                 else:
                     severity = result.severity if result.severity is not None else Severity.CONFIRM

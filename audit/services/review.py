@@ -353,15 +353,29 @@ def sheet_submit(
 
 
 def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
-    """Turn a submitted sheet back into a draft, until the claim is adjudicated."""
+    """Turn a submitted sheet back into a draft, until a lead adjudicates the claim.
+
+    Whether the other sheets are in never changes what reopening does or says, so
+    reopening cannot tell a reviewer anything about them. Unanimous gold is withdrawn (its
+    history keeps it), and a sheet reopened while every other sheet was in sends the
+    claim to a lead when it is submitted again: its reviewer may have learnt that the
+    others disagreed, so agreeing now is no longer independent.
+    """
     if sheet.reviewer_id != user.pk:
         raise PermissionDenied("Only the sheet's reviewer can reopen it.")
     with transaction.atomic():
         sheet = AuditSheet.objects.select_for_update().get(pk=sheet.pk)
         if sheet.status != AuditSheet.Status.SUBMITTED:
             raise ReviewError("This sheet is not submitted.")
-        if Adjudication.objects.filter(claim_id=sheet.claim_id).exists():
+        gold = Adjudication.objects.filter(claim_id=sheet.claim_id).first()
+        if gold is not None and gold.lead_id is not None:
             raise ReviewError("This claim is adjudicated; its sheets can no longer change.")
+        if gold is not None:
+            # Withdrawn by the system, not by a person: anonymous adjudication hides names.
+            gold._history_user = None
+            gold._change_reason = "withdrawn: a sheet was reopened"
+            gold.delete()
+        sheet.reopened_after_all_in = sheet.reopened_after_all_in or _others_all_in(sheet)
         sheet.status = AuditSheet.Status.DRAFT
         sheet.submitted_at = None
         sheet.version += 1
@@ -372,6 +386,17 @@ def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
         claims_compare(claim_ids=[sheet.claim_id])
         agreement_facts_refresh(claim_ids=[sheet.claim_id])
     return sheet
+
+
+def _others_all_in(sheet: AuditSheet) -> bool:
+    """Whether every other reviewer assigned to the sheet's claim has submitted."""
+    others = Assignment.objects.filter(claim_id=sheet.claim_id).exclude(
+        reviewer_id=sheet.reviewer_id
+    )
+    submitted = AuditSheet.objects.filter(
+        claim_id=sheet.claim_id, reviewer=OuterRef("reviewer"), status=AuditSheet.Status.SUBMITTED
+    )
+    return others.exists() and not others.exclude(Exists(submitted)).exists()
 
 
 def _claim_version(*, sheet: AuditSheet, user: AbstractBaseUser, version: int) -> AuditSheet:

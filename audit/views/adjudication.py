@@ -202,7 +202,7 @@ def claim_history(request: HttpRequest, pk: int) -> HttpResponse:
             return "; ".join(value)
         if name == "wrong_citation_passage":
             return f"[{positions[value]}]" if value in positions else "(deleted passage)"
-        if name == "verification_worthy":
+        if name in ("verification_worthy", "reopened_after_all_in"):
             return "yes" if value else "no"
         if name == "reviewer":
             return f"Reviewer {letters[sheet_id]}" if anonymous else _username(value)
@@ -223,6 +223,8 @@ def claim_history(request: HttpRequest, pk: int) -> HttpResponse:
             who = person(record.history_user, sheet_id)
             if sheet_id is None and record.history_user is None:
                 who = "automatic (unanimous sheets)" if record.source == "unanimous" else "—"
+                if record.history_type == "-":
+                    who = "automatic (withdrawn: a sheet was reopened)"
             version = Version(
                 when=record.history_date,
                 who=f"{who} · v{record.version}",

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from audit import display, judgments, matching, selectors, services
 from audit.forms import ClaimSplitForm, FlagForm, SheetForm
-from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag
+from audit.models import AuditSheet, Claim, GuidelineFlag
 from audit.roles import is_lead
 
 
@@ -393,7 +393,9 @@ def _render_review(
         "done": place.done,
         "next_url": reverse("audit:review-claim", args=[next_id]) if next_id else "",
         "siblings": claim.parent.atomic_claims.count() if claim.parent_id else 0,
-        "can_reopen": submitted and not Adjudication.objects.filter(claim=claim).exists(),
+        # Only a lead's decision freezes a sheet: unanimous gold, which depends on the other
+        # sheet, must not change what this page offers.
+        "can_reopen": submitted and not selectors.lead_decided(claim=claim),
         "can_split": (
             audit_set.allow_reviewer_split
             and claim.parent_id is None

@@ -428,6 +428,40 @@ def test_reviewer_cannot_see_other_sheet_before_submit(
     assert home_before == home_after == [(0, 18)]
 
 
+def _sheet_panel(body: str) -> str:
+    """The submitted sheet's status line and buttons, with claim ids and times blanked."""
+    status = re.search(r'<span class="save-message">(.*?)</span>', body, re.S).group(1)
+    actions = re.search(r'<div class="actions">(.*?)</div>', body, re.S).group(1)
+    return re.sub(r"\d+", "N", " ".join((status + actions).split()))
+
+
+def test_the_page_after_submitting_does_not_depend_on_the_other_sheet(
+    client_for, opened, reviewer_a, reviewer_b
+):
+    agreed, disagreed, alone = (
+        Claim.objects.get(answer__external_id="hm-1-a", order=n) for n in (1, 2, 3)
+    )
+    _submitted(reviewer_a, agreed, judgment="not_supported")
+    _submitted(reviewer_a, disagreed, judgment="contradicted")
+    client = client_for(reviewer_b)
+    panels = []
+    for claim in (agreed, disagreed, alone):
+        client.post(
+            reverse("audit:review-submit", args=[claim.pk]),
+            _form(judgment="not_supported"),
+        )
+        page = client.get(reverse("audit:review-claim", args=[claim.pk]))
+        panels.append((page.context["can_reopen"], _sheet_panel(page.content.decode())))
+
+    assert panels[0] == panels[1] == panels[2]
+    assert panels[0][0] is True
+    assert panels[0][1] == (
+        'Submitted N-N-N N:N. <button type="submit" class="secondary" '
+        'formaction="/claims/N/review/reopen/" id="reopen-sheet">Reopen to change</button> '
+        '<a href="/claims/N/review/" id="next-claim" class="button secondary">Next <kbd>n</kbd></a>'
+    )
+
+
 # ----------------------------------------------------------------------------- splits
 
 
