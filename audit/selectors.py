@@ -356,6 +356,42 @@ def assigned_claim(*, user, pk: int) -> Claim | None:
     )
 
 
+def split_claim_for_reviewer(*, user, pk: int) -> Claim | None:
+    """A claim split into atomic claims that the user had a sheet on, or whose atomic
+    claims they review, in a set they still review: its old review address explains the
+    split instead of a bare 404."""
+    mine = Q(Exists(AuditSheet.objects.filter(claim=OuterRef("pk"), reviewer=user))) | Q(
+        Exists(Assignment.objects.filter(claim__parent=OuterRef("pk"), reviewer=user))
+    )
+    return (
+        Claim.objects.select_related("answer__question", "answer__audit_set")
+        .filter(
+            Exists(Claim.objects.filter(parent=OuterRef("pk"))),
+            pk=pk,
+            answer__audit_set__in=AuditSet.objects.filter(reviewers=user),
+        )
+        .filter(mine)
+        .first()
+    )
+
+
+def split_after_judging(*, user) -> QuerySet[Claim]:
+    """Claims split after the user judged them: their sheets are kept, not counted as done."""
+    judged = AuditSheet.objects.filter(claim=OuterRef("pk"), reviewer=user).filter(
+        Q(status=AuditSheet.Status.SUBMITTED) | ~Q(judgment="")
+    )
+    return (
+        Claim.objects.filter(
+            Exists(judged),
+            Exists(Claim.objects.filter(parent=OuterRef("pk"))),
+            answer__audit_set__in=AuditSet.objects.filter(reviewers=user),
+        )
+        .only("pk", "answer_id")
+        .annotate(snippet=Left("text", 160), set_name=F("answer__audit_set__name"))
+        .order_by("answer__audit_set_id", *QUEUE_ORDER)
+    )
+
+
 @dataclass(frozen=True)
 class ReviewerProgress:
     reviewer_id: int

@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
-from audit import services
+from audit import selectors, services
 from audit.judgments import PARTIAL, SUPPORTED, WRONG_CITATION
 from audit.models import Adjudication, Answer, Assignment, AuditSheet, Claim, ClaimCheck
 from audit.services import (
@@ -456,6 +456,91 @@ def test_reviewer_splits_only_when_the_set_allows_and_before_judging(opened, rev
     services.sheet_save(sheet=sheet, user=reviewer_a, version=2, data=SheetData())
     children = services.claim_split(claim=parent, parts=parts, by=reviewer_a)
     assert [c.text for c in children] == ["a", "b"]
+
+
+def _tally(audit_set, reviewer) -> tuple[int, int]:
+    row = selectors.queue_place(
+        reviewer=reviewer, audit_set=audit_set, claim=Claim.objects.filter(parent=None).first()
+    )
+    return row.assigned, row.done
+
+
+def test_a_reviewer_cannot_split_a_claim_another_reviewer_submitted(opened, reviewer_a, reviewer_b):
+    opened.allow_reviewer_split = True
+    opened.save()
+    parent = _claim("hm-2-a", 0)
+    sheet = services.sheet_for(claim=parent, reviewer=reviewer_a)
+    services.sheet_submit(
+        sheet=sheet, user=reviewer_a, version=1, data=SheetData(judgment="not_supported")
+    )
+    services.sheet_for(claim=parent, reviewer=reviewer_b)
+    before = _tally(opened, reviewer_a)
+
+    with pytest.raises(ReviewError) as error:
+        services.claim_split(claim=parent, parts=[AtomicPart("a"), AtomicPart("b")], by=reviewer_b)
+
+    assert str(error.value) == services.review.REVIEWER_SPLIT_REFUSED
+    assert AuditSheet.objects.get(pk=sheet.pk).status == "submitted"
+    assert _assignees()[parent.pk] == {"rev_a", "rev_b"}
+    assert Claim.objects.filter(parent=parent).count() == 0
+    assert _tally(opened, reviewer_a) == before == (18, 1)
+
+
+@pytest.mark.parametrize(
+    "work",
+    [
+        {"judgment": PARTIAL},
+        {"notes": "looking at [2]"},
+        {"unsupported_assertions": ("4 weeks",)},
+        {"verification_worthy": False},
+    ],
+)
+def test_a_reviewer_split_is_refused_alike_whoever_saved_work_on_the_claim(
+    opened, reviewer_a, reviewer_b, work
+):
+    opened.allow_reviewer_split = True
+    opened.save()
+    parent = _claim("hm-2-a", 0)
+    parts = [AtomicPart("a"), AtomicPart("b")]
+    messages = []
+    for author in (reviewer_a, reviewer_b):
+        sheet = services.sheet_for(claim=parent, reviewer=author)
+        sheet = services.sheet_save(
+            sheet=sheet, user=author, version=sheet.version, data=SheetData(**work)
+        )
+        with pytest.raises(ReviewError) as error:
+            services.claim_split(claim=parent, parts=parts, by=reviewer_b)
+        messages.append(str(error.value))
+        services.sheet_save(sheet=sheet, user=author, version=sheet.version, data=SheetData())
+
+    children = services.claim_split(claim=parent, parts=parts, by=reviewer_b)
+
+    assert messages == [services.review.REVIEWER_SPLIT_REFUSED] * 2
+    assert [c.text for c in children] == ["a", "b"]
+
+
+def test_a_lead_split_keeps_submitted_sheets_on_the_parent_and_in_its_history(
+    opened, reviewer_a, reviewer_b, lead
+):
+    parent = _claim("hm-2-a", 0)
+    sheet = services.sheet_for(claim=parent, reviewer=reviewer_a)
+    services.sheet_submit(
+        sheet=sheet, user=reviewer_a, version=1, data=SheetData(judgment="not_supported")
+    )
+
+    children = services.claim_split(claim=parent, parts=[AtomicPart("a"), AtomicPart("b")], by=lead)
+
+    kept = AuditSheet.objects.get(pk=sheet.pk)
+    assert (kept.claim_id, kept.status, kept.judgment) == (parent.pk, "submitted", "not_supported")
+    assert list(kept.history.order_by("history_id").values_list("status", flat=True)) == [
+        "draft",
+        "submitted",
+    ]
+    assert [c.pk for c in selectors.split_after_judging(user=reviewer_a)] == [parent.pk]
+    assert list(selectors.split_after_judging(user=reviewer_b)) == []
+    assert _assignees()[children[0].pk] == {"rev_a", "rev_b"}
+    # The parent's sheet is no longer counted: its reviewer now judges the two parts.
+    assert _tally(opened, reviewer_a) == (19, 0)
 
 
 def test_a_split_parent_cannot_be_submitted(opened, reviewer_a, lead):

@@ -510,6 +510,17 @@ def judgment_problems(
     return problems
 
 
+def sheet_has_work(sheet: AuditSheet) -> bool:
+    """Whether the sheet holds anything its reviewer chose: it is not a fresh draft."""
+    return (
+        sheet.status == AuditSheet.Status.SUBMITTED
+        or bool(sheet.judgment or sheet.evidence or sheet.unsupported_assertions)
+        or bool(sheet.notes.strip())
+        or sheet.wrong_citation_passage_id is not None
+        or not sheet.verification_worthy
+    )
+
+
 # ---------------------------------------------------------------------------- flags
 
 
@@ -528,25 +539,34 @@ def guideline_flag_raise(*, claim: Claim, user: AbstractBaseUser, comment: str) 
 # ---------------------------------------------------------------------------- splits
 
 
+# One refusal whatever the reason, so that it never tells a reviewer whether another
+# reviewer has started on the claim.
+REVIEWER_SPLIT_REFUSED = (
+    "This claim can no longer be split from the review page: flag it for the lead if it "
+    "should be split."
+)
+
+
 def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUser) -> list[Claim]:
     """Split a claim into atomic claims, each judged on its own by the claim's reviewers.
 
-    A lead may split any claim that is not adjudicated; a reviewer only a claim assigned to
-    them, when the set allows it, and before they judged it. Atomic claims inherit the
-    parent's citations unless a part names its own.
+    A lead may split any claim that is not adjudicated. A reviewer may split a claim
+    assigned to them, when the set allows it, only while no sheet of the claim (theirs or
+    another reviewer's) holds any saved work: a split moves the claim's reviewers to the
+    atomic claims, and no one's judgment may be left behind by someone else's action.
+    Sheets of the split claim are never deleted: they stay on it, in its history and
+    exports, and their reviewers are pointed to the atomic claims. Atomic claims inherit
+    the parent's citations unless a part names its own.
     """
     audit_set = AuditSet.objects.get(answers__claims=claim)
     if claim.parent_id is not None:
         raise ReviewError("An atomic claim cannot be split further.")
-    if not is_lead(by):
-        own = AuditSheet.objects.filter(claim=claim, reviewer=by).first()
-        if not (
-            audit_set.allow_reviewer_split
-            and Assignment.objects.filter(claim=claim, reviewer=by).exists()
-        ):
-            raise PermissionDenied("You may not split this claim.")
-        if own is not None and (own.judgment or own.status == AuditSheet.Status.SUBMITTED):
-            raise ReviewError("Split a claim before judging it: clear your judgment first.")
+    by_lead = is_lead(by)
+    if not by_lead and not (
+        audit_set.allow_reviewer_split
+        and Assignment.objects.filter(claim=claim, reviewer=by).exists()
+    ):
+        raise PermissionDenied("You may not split this claim.")
     texts = [AtomicPart(p.text.strip(), p.citations) for p in parts if p.text.strip()]
     if len(texts) < 2:
         raise ReviewError("Give at least two atomic facts, one per line.")
@@ -563,6 +583,9 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
             raise ReviewError("This claim is already split.")
         if Adjudication.objects.filter(claim=claim).exists():
             raise ReviewError("This claim is adjudicated; it can no longer be split.")
+        sheets = list(AuditSheet.objects.select_for_update().filter(claim=claim))
+        if not by_lead and any(sheet_has_work(sheet) for sheet in sheets):
+            raise ReviewError(REVIEWER_SPLIT_REFUSED)
         inherited = tuple(claim.citations.order_by("position").values_list("position", flat=True))
         children = []
         for order, part in enumerate(texts):

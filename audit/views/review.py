@@ -69,6 +69,7 @@ def home(request: HttpRequest) -> HttpResponse:
         {
             "my_sets": list(selectors.reviewer_set_rows(user=request.user)),
             "lead_sets": list(selectors.lead_set_rows(user=request.user)) if lead else None,
+            "split_after_judging": list(selectors.split_after_judging(user=request.user)[:50]),
         },
     )
 
@@ -85,9 +86,40 @@ def review_continue(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def review_claim(request: HttpRequest, pk: int) -> HttpResponse:
-    claim = _get_claim_for_user(request, pk)
+    claim = selectors.assigned_claim(user=request.user, pk=pk)
+    if claim is None:
+        return _split_notice(request, pk)
     sheet = services.sheet_for(claim=claim, reviewer=request.user)
     return _render_review(request, claim, sheet)
+
+
+def _split_notice(request: HttpRequest, pk: int) -> HttpResponse:
+    """A split claim's old address: where its parts are, and that the user's sheet is kept."""
+    claim = selectors.split_claim_for_reviewer(user=request.user, pk=pk)
+    if claim is None:
+        raise Http404("No such claim in your review queue.")
+    own = AuditSheet.objects.filter(claim=claim, reviewer=request.user).first()
+    submitted = set(
+        AuditSheet.objects.filter(
+            claim__parent=claim, reviewer=request.user, status=AuditSheet.Status.SUBMITTED
+        ).values_list("claim_id", flat=True)
+    )
+    parts = [
+        {"claim": part, "submitted": part.pk in submitted}
+        for part in claim.atomic_claims.filter(assignments__reviewer=request.user).order_by("order")
+    ]
+    return render(
+        request,
+        "audit/claim_was_split.html",
+        {
+            "claim": claim,
+            "audit_set": claim.answer.audit_set,
+            "count": claim.atomic_claims.count(),
+            "own": own if own is not None and services.sheet_has_work(own) else None,
+            "own_judgment": judgments.JUDGMENT_LABELS.get(own.judgment, "") if own else "",
+            "parts": parts,
+        },
+    )
 
 
 @_login_required

@@ -483,6 +483,63 @@ def test_reviewer_split_needs_the_set_to_allow_it(client_for, opened, reviewer_a
     assert "atomic fact 1 of 2" in page.content.decode()
 
 
+def test_a_split_claims_old_address_says_where_its_parts_are(
+    client_for, opened, reviewer_a, lead, claim
+):
+    _submitted(reviewer_a, claim, judgment="not_supported")
+    children = services.claim_split(
+        claim=claim, parts=[AtomicPart("Part one."), AtomicPart("Part two.")], by=lead
+    )
+    client = client_for(reviewer_a)
+
+    page = client.get(reverse("audit:review-claim", args=[claim.pk]))
+    home = client.get(reverse("audit:home"))
+
+    body = page.content.decode()
+    assert page.status_code == 200
+    assert page.templates[0].name == "audit/claim_was_split.html"
+    assert [part["claim"].pk for part in page.context["parts"]] == [c.pk for c in children]
+    assert page.context["own"].pk == AuditSheet.objects.get(claim=claim, reviewer=reviewer_a).pk
+    for child in children:
+        assert f'<a href="{reverse("audit:review-claim", args=[child.pk])}">' in body
+    assert re.search(r'<p id="split-own-sheet">(.*?)</p>', body).group(1) == (
+        "Your sheet for the whole claim is kept (submitted: Not supported); the lead sees it "
+        "in the claim's history. It no longer counts towards your progress."
+    )
+    assert [c.pk for c in home.context["split_after_judging"]] == [claim.pk]
+    assert f'href="{reverse("audit:review-claim", args=[claim.pk])}"' in home.content.decode()
+
+
+def test_a_split_claims_address_is_still_404_for_someone_who_never_had_it(
+    client_for, opened, lead, claim
+):
+    outsider = UserFactory(username="outsider", role="reviewer")
+    opened.reviewers.add(outsider)
+    services.claim_split(claim=claim, parts=[AtomicPart("One."), AtomicPart("Two.")], by=lead)
+
+    response = client_for(outsider).get(reverse("audit:review-claim", args=[claim.pk]))
+
+    assert response.status_code == 404
+
+
+def test_a_reviewers_split_is_refused_once_the_other_reviewer_submitted(
+    client_for, opened, reviewer_a, reviewer_b, claim
+):
+    opened.allow_reviewer_split = True
+    opened.save()
+    _submitted(reviewer_a, claim, judgment="not_supported")
+
+    response = client_for(reviewer_b).post(
+        reverse("audit:claim-split", args=[claim.pk]), {"parts": "One.\nTwo."}
+    )
+
+    assert response.status_code == 200
+    assert response.context["form"].non_field_errors() == [services.review.REVIEWER_SPLIT_REFUSED]
+    assert Claim.objects.filter(parent=claim).count() == 0
+    a_page = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk]))
+    assert a_page.context["submitted"] is True
+
+
 def test_split_form_reads_citation_markers_per_line(client_for, opened, lead):
     parent = Claim.objects.get(answer__external_id="hm-1-a", order=1)
 
