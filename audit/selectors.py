@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db.models import (
     Case,
+    CharField,
     Count,
     Exists,
     F,
@@ -41,6 +42,46 @@ from audit.models import (
     ReviewStatus,
 )
 from audit.roles import is_lead
+
+# --------------------------------------------------------------------------- blindness
+
+
+def blind_claims(*, user) -> QuerySet:
+    """Claim ids (for `pk__in=`) on which `user` may see no sheet but their own, nor what
+    the other sheets decide (status, counts, gold, provisional verdicts): the claims
+    assigned to them whose own sheet is not submitted.
+
+    The one rule for every page, export and count that shows sheets per claim, whatever
+    the user's other roles: a lead who also reviews is as blind as any reviewer until they
+    submit.
+    """
+    if user is None or not user.is_authenticated:
+        return Assignment.objects.none().values("claim_id")
+    own_submitted = AuditSheet.objects.filter(
+        claim=OuterRef("claim"), reviewer=user, status=AuditSheet.Status.SUBMITTED
+    )
+    return (
+        Assignment.objects.filter(reviewer=user).exclude(Exists(own_submitted)).values("claim_id")
+    )
+
+
+def blind_claim_ids(*, user, audit_set: AuditSet | None = None) -> set[int]:
+    """blind_claims as a set, optionally within one audit set."""
+    claims = Claim.objects.filter(pk__in=blind_claims(user=user))
+    if audit_set is not None:
+        claims = claims.filter(answer__audit_set=audit_set)
+    return set(claims.values_list("pk", flat=True))
+
+
+def is_blind(*, user, claim: Claim) -> bool:
+    return Claim.objects.filter(pk=claim.pk, pk__in=blind_claims(user=user)).exists()
+
+
+def visible_sheets(queryset: QuerySet[AuditSheet], *, user) -> QuerySet[AuditSheet]:
+    """The sheets of `queryset` that `user` may see (see blind_claims)."""
+    if user is None:
+        return queryset
+    return queryset.filter(~Q(claim_id__in=blind_claims(user=user)) | Q(reviewer=user))
 
 
 def sets_visible_to(*, user) -> QuerySet[AuditSet]:
@@ -509,13 +550,23 @@ class ClaimRowQuerySet(QuerySet):
         return [rows[pk] for pk in keys]
 
 
-def claim_rows(*, audit_set: AuditSet) -> QuerySet[Claim]:
+def claim_rows(*, audit_set: AuditSet, viewer=None) -> QuerySet[Claim]:
     """The lead's claims table: status, counts and machine label, without any long text.
 
     The status is the stored, indexed Claim.review_status, and the order is the
     claim_queue_idx index's, so a page (even a deep one, or one of a rare status) does not
     sort or evaluate the whole set; the counts are correlated subqueries for the page's rows.
+    A claim the viewer still reviews reads "in review" with no submitted sheet.
     """
+    status = F("review_status")
+    submitted_count = _submitted_count()
+    blind = blind_claim_ids(user=viewer, audit_set=audit_set) if viewer is not None else ()
+    if blind:
+        status = Case(
+            When(pk__in=blind, then=Value(ReviewStatus.IN_REVIEW)),
+            default=F("review_status"),
+        )
+        submitted_count = Case(When(pk__in=blind, then=Value(0)), default=submitted_count)
     return (
         ClaimRowQuerySet(Claim)
         .filter(answer__audit_set=audit_set)
@@ -534,8 +585,8 @@ def claim_rows(*, audit_set: AuditSet) -> QuerySet[Claim]:
             system=F("answer__system"),
             label=F("machine_check__label"),
             assigned_count=_assigned_count(),
-            submitted_count=_submitted_count(),
-            status=F("review_status"),
+            submitted_count=submitted_count,
+            status=status,
         )
         .prefetch_related(
             Prefetch(
@@ -587,8 +638,9 @@ def adjudication_sheets(*, claim: Claim) -> list[AuditSheet]:
     )
 
 
-def adjudication_queue(*, audit_set: AuditSet) -> QuerySet[Claim]:
-    """Claims of the set waiting for a lead, most severe first, without any long text.
+def adjudication_queue(*, audit_set: AuditSet, viewer=None) -> QuerySet[Claim]:
+    """Claims of the set waiting for a lead, most severe first, without any long text,
+    less those the viewer still reviews (see blind_claims).
 
     Each row carries its submitted sheets (reviewer, judgment, active time) prefetched.
     """
@@ -597,9 +649,11 @@ def adjudication_queue(*, audit_set: AuditSet) -> QuerySet[Claim]:
         status=AuditSheet.Status.SUBMITTED,
         active_seconds__lt=FAST_SECONDS,
     )
+    waiting = Claim.objects.filter(answer__audit_set=audit_set, severity__isnull=False)
+    if viewer is not None:
+        waiting = waiting.exclude(pk__in=blind_claims(user=viewer))
     return (
-        Claim.objects.filter(answer__audit_set=audit_set, severity__isnull=False)
-        .exclude(Exists(Adjudication.objects.filter(claim=OuterRef("pk"))))
+        waiting.exclude(Exists(Adjudication.objects.filter(claim=OuterRef("pk"))))
         .select_related("answer")
         .only("pk", "order", "parent_id", "severity", "evidence_jaccard", "answer__external_id")
         .annotate(
@@ -625,10 +679,10 @@ def adjudication_queue(*, audit_set: AuditSet) -> QuerySet[Claim]:
     )
 
 
-def next_in_adjudication_queue(*, audit_set: AuditSet, after: Claim) -> int | None:
+def next_in_adjudication_queue(*, audit_set: AuditSet, after: Claim, viewer=None) -> int | None:
     """The next claim waiting for a lead after `after` in queue order, wrapping round."""
     waiting = (
-        adjudication_queue(audit_set=audit_set)
+        adjudication_queue(audit_set=audit_set, viewer=viewer)
         .prefetch_related(None)
         .exclude(pk=after.pk)
         .annotate(
@@ -680,9 +734,11 @@ def set_systems(*, audit_set: AuditSet) -> list[str]:
     )
 
 
-def claims_by_ids(*, ids: list[int]) -> list[Claim]:
+def claims_by_ids(*, ids: list[int], viewer=None) -> list[Claim]:
     """A page of claims for a list behind a dashboard number, in the order of `ids`, each
-    with its gold judgment and submitted sheets; no long text."""
+    with its gold judgment and submitted sheets; no long text. A claim the viewer still
+    reviews shows only the viewer's own sheet and no gold (see blind_claims)."""
+    blind = blind_claims(user=viewer) if viewer is not None else Assignment.objects.none()
     rows = {
         claim.pk: claim
         for claim in Claim.objects.filter(pk__in=ids)
@@ -690,12 +746,20 @@ def claims_by_ids(*, ids: list[int]) -> list[Claim]:
         .only("pk", "order", "parent_id", "severity", "answer__external_id", "answer__system")
         .annotate(
             snippet=Left("text", 160),
-            gold=Subquery(Adjudication.objects.filter(claim=OuterRef("pk")).values("judgment")[:1]),
+            gold=Case(
+                When(pk__in=blind.values("claim_id"), then=Value(None)),
+                default=Subquery(
+                    Adjudication.objects.filter(claim=OuterRef("pk")).values("judgment")[:1]
+                ),
+                output_field=CharField(),
+            ),
         )
         .prefetch_related(
             Prefetch(
                 "sheets",
-                queryset=AuditSheet.objects.filter(status=AuditSheet.Status.SUBMITTED)
+                queryset=visible_sheets(
+                    AuditSheet.objects.filter(status=AuditSheet.Status.SUBMITTED), user=viewer
+                )
                 .select_related("reviewer")
                 .only("pk", "claim_id", "judgment", "reviewer__username")
                 .order_by("pk"),
@@ -754,8 +818,13 @@ class _Verdict:
     wrong_passage: int | None
 
 
-def _verdicts(claims: QuerySet[Claim]) -> dict[int, _Verdict]:
-    """Gold where adjudicated; else the submitted sheets' shared judgment, provisional."""
+def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
+    """Gold where adjudicated; else the submitted sheets' shared judgment, provisional.
+
+    A claim the viewer still reviews has no verdict for them (see blind_claims).
+    """
+    if viewer is not None:
+        claims = claims.exclude(pk__in=blind_claims(user=viewer))
     verdicts: dict[int, _Verdict] = {}
     for row in Adjudication.objects.filter(claim__in=claims).values(
         "claim_id",
@@ -799,7 +868,7 @@ def _verdicts(claims: QuerySet[Claim]) -> dict[int, _Verdict]:
     return verdicts
 
 
-def run_claims(*, audit_set: AuditSet, run: str | None = None) -> list[RunClaim]:
+def run_claims(*, audit_set: AuditSet, run: str | None = None, viewer=None) -> list[RunClaim]:
     """The set's top-level claims as the metrics see them (optionally one run: see
     `set_runs`), each with its question; no answer or passage text is loaded.
 
@@ -849,7 +918,7 @@ def run_claims(*, audit_set: AuditSet, run: str | None = None) -> list[RunClaim]
             if isinstance(raw, list)
             else frozenset()
         )
-    verdicts = _verdicts(claims)
+    verdicts = _verdicts(claims, viewer=viewer)
     unjudged = _Verdict(None, True, True, (), None)
 
     result = []
@@ -885,9 +954,9 @@ def run_claims(*, audit_set: AuditSet, run: str | None = None) -> list[RunClaim]
     return result
 
 
-def claim_labels(*, audit_set: AuditSet, run: str | None = None) -> list[ClaimLabel]:
+def claim_labels(*, audit_set: AuditSet, run: str | None = None, viewer=None) -> list[ClaimLabel]:
     """metrics.ClaimLabel rows of the set's top-level claims (see `run_claims`)."""
-    return [claim.label for claim in run_claims(audit_set=audit_set, run=run)]
+    return [claim.label for claim in run_claims(audit_set=audit_set, run=run, viewer=viewer)]
 
 
 def answer_names(*, ids: list[int]) -> dict[int, Answer]:

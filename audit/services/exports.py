@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from itertools import batched
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 
+from audit import selectors
 from audit.formats import export_csv, export_evidence, export_jsonl, export_sheets, labelled
 from audit.models import (
     Adjudication,
@@ -159,15 +161,22 @@ def export_stream(
     fmt: str,
     progress: Callable[[int], None] | None = None,
     chunk_size: int = CHUNK,
+    viewer: AbstractBaseUser | None = None,
 ) -> Iterator[str]:
     """The export of a set in one of EXPORT_FORMATS, as text pieces of about BUFFER_CHARS.
 
     progress, when given, is called with the number of answers after each chunk. Raises
-    KeyError for an unknown format.
+    KeyError for an unknown format. With a viewer, a claim they still review carries only
+    their own sheet and no gold (see selectors.blind_claims); without one (the command
+    line), everything.
     """
     spec = EXPORT_FORMATS[fmt]
     answers = labelled_answers(
-        audit_set=audit_set, needs=spec.needs, progress=progress, chunk_size=chunk_size
+        audit_set=audit_set,
+        needs=spec.needs,
+        progress=progress,
+        chunk_size=chunk_size,
+        viewer=viewer,
     )
     if fmt == "jsonl":
         pieces: Iterable[str] = (
@@ -214,6 +223,7 @@ def labelled_answers(
     needs: _Needs = EXPORT_FORMATS["jsonl"].needs,
     progress: Callable[[int], None] | None = None,
     chunk_size: int = CHUNK,
+    viewer: AbstractBaseUser | None = None,
 ) -> Iterator[labelled.Answer]:
     """Every answer of the set with its passages, claims and review, in answer order.
 
@@ -231,13 +241,20 @@ def labelled_answers(
         .values(*fields)
         .iterator(chunk_size=chunk_size)
     )
+    blind = selectors.blind_claim_ids(user=viewer, audit_set=audit_set) if viewer else set()
     for chunk in batched(rows, chunk_size):
-        yield from _answers(list(chunk), needs)
+        yield from _answers(list(chunk), needs, blind=blind, viewer=viewer)
         if progress:
             progress(len(chunk))
 
 
-def _answers(rows: list[dict[str, Any]], needs: _Needs) -> list[labelled.Answer]:
+def _answers(
+    rows: list[dict[str, Any]],
+    needs: _Needs,
+    *,
+    blind: set[int] = frozenset(),
+    viewer: AbstractBaseUser | None = None,
+) -> list[labelled.Answer]:
     ids = [row["pk"] for row in rows]
     claim_rows = list(Claim.objects.filter(answer_id__in=ids).values(*_CLAIM_FIELDS))
     claim_ids = [c["pk"] for c in claim_rows]
@@ -299,11 +316,14 @@ def _answers(rows: list[dict[str, Any]], needs: _Needs) -> list[labelled.Answer]
         claim_ids,
         "pk",
         "claim_id",
+        "reviewer_id",
         "reviewer__username",
         "wrong_citation_passage_id",
         *_SHEET_FIELDS,
     ):
         reviewer_of[s["pk"]] = s["reviewer__username"]
+        if s["claim_id"] in blind and s["reviewer_id"] != viewer.pk:
+            continue
         sheets[s["claim_id"]].append(
             labelled.Sheet(
                 reviewer=s["reviewer__username"],
@@ -351,6 +371,7 @@ def _answers(rows: list[dict[str, Any]], needs: _Needs) -> list[labelled.Answer]
             **{key: g[key] for key in _GOLD_FIELDS},
         )
         for g in gold_rows
+        if g["claim_id"] not in blind
     }
 
     claims: dict[int, list[labelled.Claim]] = defaultdict(list)

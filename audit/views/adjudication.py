@@ -41,6 +41,16 @@ def _get_claim_for_lead(request: HttpRequest, pk: int) -> Claim:
     return claim
 
 
+def _blind_notice(request: HttpRequest, claim: Claim) -> HttpResponse:
+    """A lead who reviews this claim sees none of its other sheets until theirs is in."""
+    return render(
+        request,
+        "audit/claim_blind.html",
+        {"claim": claim, "audit_set": claim.answer.audit_set},
+        status=403,
+    )
+
+
 @login_required
 def adjudication_settings(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = _get_set_for_lead(request, pk)
@@ -68,7 +78,9 @@ def adjudication_settings(request: HttpRequest, pk: int) -> HttpResponse:
 def adjudication_queue(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = _get_set_for_lead(request, pk)
     filterset = AdjudicationQueueFilter(
-        request.GET, queryset=selectors.adjudication_queue(audit_set=audit_set), audit_set=audit_set
+        request.GET,
+        queryset=selectors.adjudication_queue(audit_set=audit_set, viewer=request.user),
+        audit_set=audit_set,
     )
     table = AdjudicationQueueTable(filterset.qs, anonymous=audit_set.anonymous_adjudication)
     RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
@@ -81,6 +93,8 @@ def adjudication_queue(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     claim = _get_claim_for_lead(request, pk)
+    if selectors.is_blind(user=request.user, claim=claim):
+        return _blind_notice(request, claim)
     return _render_adjudication(request, claim)
 
 
@@ -88,6 +102,8 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def adjudicate_save(request: HttpRequest, pk: int) -> HttpResponse:
     claim = _get_claim_for_lead(request, pk)
+    if selectors.is_blind(user=request.user, claim=claim):
+        return _blind_notice(request, claim)
     form = AdjudicationForm(request.POST, passage_positions=_positions(claim))
     if not form.is_valid():
         problems = [f"{name}: {e}" for name, errors in form.errors.items() for e in errors]
@@ -115,7 +131,9 @@ def adjudicate_save(request: HttpRequest, pk: int) -> HttpResponse:
         return _render_adjudication(request, claim, form=form, problems=[str(error)], status=400)
     audit_set = claim.answer.audit_set
     label = judgments.JUDGMENT_LABELS[gold.judgment]
-    next_id = selectors.next_in_adjudication_queue(audit_set=audit_set, after=claim)
+    next_id = selectors.next_in_adjudication_queue(
+        audit_set=audit_set, after=claim, viewer=request.user
+    )
     if next_id is None:
         messages.success(request, f"Gold saved ({label}). The queue is empty.")
         return redirect("audit:adjudication-queue", audit_set.pk)
@@ -155,6 +173,8 @@ _KINDS = {"+": "created", "~": "changed", "-": "deleted"}
 @login_required
 def claim_history(request: HttpRequest, pk: int) -> HttpResponse:
     claim = _get_claim_for_lead(request, pk)
+    if selectors.is_blind(user=request.user, claim=claim):
+        return _blind_notice(request, claim)
     audit_set = claim.answer.audit_set
     anonymous = audit_set.anonymous_adjudication
     current = [s.pk for s in selectors.adjudication_sheets(claim=claim)]
@@ -416,7 +436,9 @@ def _render_adjudication(
         "uncited_positions": [p.position for p in passages if p.position not in cited],
         "judgment_choices": judgments.JUDGMENTS,
         "reason_choices": Adjudication.Reason.choices,
-        "waiting": selectors.adjudication_queue(audit_set=audit_set).prefetch_related(None).count(),
+        "waiting": selectors.adjudication_queue(audit_set=audit_set, viewer=request.user)
+        .prefetch_related(None)
+        .count(),
         "can_save": bool(sheets) and (claim.severity is not None or gold is not None),
         "problems": problems,
         "stale": stale,

@@ -233,8 +233,10 @@ def agreement_claims(request: HttpRequest, pk: int) -> HttpResponse:
         if items is None:
             raise Http404("No such matrix.")
         title = f"{rows_name}: {LABELS.get(row, row)} · {cols_name}: {LABELS.get(col, col)}"
+    # A claim the lead still reviews is in no list: its place would tell the other sheets.
+    items = items.exclude(claim_id__in=selectors.blind_claims(user=request.user))
     page = Paginator(items, PER_PAGE).get_page(request.GET.get("page"))
-    rows = selectors.claims_by_ids(ids=list(page.object_list))
+    rows = selectors.claims_by_ids(ids=list(page.object_list), viewer=request.user)
     anonymous = audit_set.anonymous_adjudication
     for claim in rows:
         claim.gold_label = LABELS.get(claim.gold or "", "")

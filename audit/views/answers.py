@@ -70,7 +70,9 @@ def answer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if is_lead(request.user):
         # Reviewers' evidence is shown to leads only: a reviewer must not see another's sheet.
         numbers = {c.pk: n for n, c in enumerate(claims, start=1)}
-        sheets = AuditSheet.objects.filter(claim__in=claims).select_related("reviewer")
+        sheets = selectors.visible_sheets(
+            AuditSheet.objects.filter(claim__in=claims), user=request.user
+        ).select_related("reviewer")
         for sheet in sheets.order_by("claim__order", "reviewer__username"):
             spans.extend(
                 evidence.EvidenceSpan(

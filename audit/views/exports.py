@@ -30,7 +30,8 @@ def set_export(request: HttpRequest, pk: int, fmt: str) -> StreamingHttpResponse
     if spec is None:
         raise Http404(f"No export format “{fmt}”.")
     response = StreamingHttpResponse(
-        export_stream(audit_set=audit_set, fmt=fmt), content_type=spec.content_type
+        export_stream(audit_set=audit_set, fmt=fmt, viewer=request.user),
+        content_type=spec.content_type,
     )
     filename = f"{slugify(audit_set.name) or 'set'}-{fmt}.{spec.extension}"
     response["Content-Disposition"] = content_disposition_header(True, filename)

@@ -57,7 +57,9 @@ def set_progress(request: HttpRequest, pk: int) -> HttpResponse:
 def set_claims(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = _get_set_for_lead(request, pk)
     filterset = ClaimReviewFilter(
-        request.GET, queryset=selectors.claim_rows(audit_set=audit_set), audit_set=audit_set
+        request.GET,
+        queryset=selectors.claim_rows(audit_set=audit_set, viewer=request.user),
+        audit_set=audit_set,
     )
     table = ClaimReviewTable(filterset.qs)
     # No COUNT(*): with a status filter it would evaluate every claim's status.

@@ -100,9 +100,14 @@ class Overview:
     criteria_error: str
 
 
-def release_overview_cached(audit_set: AuditSet) -> Overview:
+def release_overview_cached(audit_set: AuditSet, viewer=None) -> Overview:
     """release_overview, cached until the set's answers, sheets, gold or criteria change:
-    the set page shows it on every visit, and at 100k claims it takes seconds to build."""
+    the set page shows it on every visit, and at 100k claims it takes seconds to build.
+
+    A viewer who still reviews claims of the set gets their own, uncached overview.
+    """
+    if viewer is not None and selectors.blind_claim_ids(user=viewer, audit_set=audit_set):
+        return release_overview(audit_set, viewer=viewer)
     parts = (
         audit_set.pk,
         repr(audit_set.criteria),
@@ -130,10 +135,10 @@ def release_overview_cached(audit_set: AuditSet) -> Overview:
     return overview
 
 
-def release_overview(audit_set: AuditSet) -> Overview:
+def release_overview(audit_set: AuditSet, viewer=None) -> Overview:
     """Metrics and release decisions of every system of the set, from gold or provisional
-    labels."""
-    labels = selectors.claim_labels(audit_set=audit_set)
+    labels; claims the viewer still reviews count as unjudged (see blind_claims)."""
+    labels = selectors.claim_labels(audit_set=audit_set, viewer=viewer)
     metrics = summarize(labels)
     criteria, error = _criteria(audit_set)
     systems = []
@@ -203,7 +208,7 @@ def judgment_bars(distribution: dict[str, JudgmentCounts]) -> dict:
 @login_required
 def set_report(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = _get_set_for_lead(request, pk)
-    overview = release_overview(audit_set)
+    overview = release_overview(audit_set, viewer=request.user)
     page = Paginator(list(overview.answers.values()), PER_PAGE).get_page(request.GET.get("page"))
     names = selectors.answer_names(ids=[summary.key for summary in page.object_list])
     answer_rows = [(names.get(summary.key), summary) for summary in page.object_list]
@@ -238,10 +243,12 @@ def set_report_claims(request: HttpRequest, pk: int) -> HttpResponse:
         criterion = criteria[int(request.GET.get("criterion", "")) - 1]
     except (ValueError, IndexError):
         raise Http404("No such criterion.") from None
-    labels = selectors.claim_labels(audit_set=audit_set, run=f"system:{system}")
+    labels = selectors.claim_labels(
+        audit_set=audit_set, run=f"system:{system}", viewer=request.user
+    )
     result = criterion.check(labels)
     page = Paginator(list(result.failing_claim_ids), PER_PAGE).get_page(request.GET.get("page"))
-    rows = selectors.claims_by_ids(ids=list(page.object_list))
+    rows = selectors.claims_by_ids(ids=list(page.object_list), viewer=request.user)
     anonymous = audit_set.anonymous_adjudication
     for claim in rows:
         claim.gold_label = judgments.JUDGMENT_LABELS.get(claim.gold or "", "")
@@ -316,8 +323,8 @@ def set_compare(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_bound and form.is_valid():
         a, b = form.cleaned_data["a"], form.cleaned_data["b"]
         result = comparison.compare_runs(
-            selectors.run_claims(audit_set=audit_set, run=a),
-            selectors.run_claims(audit_set=audit_set, run=b),
+            selectors.run_claims(audit_set=audit_set, run=a, viewer=request.user),
+            selectors.run_claims(audit_set=audit_set, run=b, viewer=request.user),
             name_a=names[a],
             name_b=names[b],
         )

@@ -73,7 +73,7 @@ def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "imports": audit_set.imports.all()[:20],
             # An htmx filter request swaps only the table: no need to compute the metrics.
             "release": (
-                release_overview_cached(audit_set)
+                release_overview_cached(audit_set, viewer=request.user)
                 if is_lead(request.user) and not request.htmx
                 else None
             ),
