@@ -506,10 +506,13 @@ def reviewer_progress(*, audit_set: AuditSet) -> list[ReviewerProgress]:
     return rows
 
 
-def set_flags(*, audit_set: AuditSet) -> QuerySet[GuidelineFlag]:
-    return GuidelineFlag.objects.filter(audit_set=audit_set).select_related(
-        "raised_by", "claim__answer"
-    )
+def set_flags(*, audit_set: AuditSet, viewer=None) -> QuerySet[GuidelineFlag]:
+    """The set's guideline flags, less other people's flags on claims the viewer still
+    reviews: a reviewer's comment can say what they think of the claim."""
+    flags = GuidelineFlag.objects.filter(audit_set=audit_set)
+    if viewer is not None:
+        flags = flags.filter(~Q(claim_id__in=blind_claims(user=viewer)) | Q(raised_by=viewer))
+    return flags.select_related("raised_by", "claim__answer")
 
 
 class ClaimStatus:

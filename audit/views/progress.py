@@ -47,7 +47,7 @@ def set_progress(request: HttpRequest, pk: int) -> HttpResponse:
             "statuses": [
                 (label, counts[code], code) for code, label in selectors.ClaimStatus.CHOICES
             ],
-            "flags": selectors.set_flags(audit_set=audit_set)[:200],
+            "flags": selectors.set_flags(audit_set=audit_set, viewer=request.user)[:200],
             "replace_form": ReviewerReplaceForm(audit_set=audit_set),
         },
     )

@@ -185,3 +185,20 @@ def test_once_the_lead_submits_the_claim_opens_to_them(client_for, claims, lena)
 
     assert response.status_code == 200
     assert SECRET in response.content.decode()
+
+
+def test_progress_page_hides_other_reviewers_flags_on_a_claim_the_lead_reviews(
+    client_for, claims, reviewer_a, lena, lead
+):
+    for claim in (claims["blind"], claims["judged"]):
+        services.guideline_flag_raise(claim=claim, user=reviewer_a, comment=f"flag {claim.pk}")
+    services.guideline_flag_raise(claim=claims["blind"], user=lena, comment="my own flag")
+    url = reverse("audit:set-progress", args=[claims["blind"].answer.audit_set_id])
+
+    def comments(user) -> list[str]:
+        return sorted(flag.comment for flag in client_for(user).get(url).context["flags"])
+
+    assert comments(lena) == sorted([f"flag {claims['judged'].pk}", "my own flag"])
+    assert comments(lead) == sorted(
+        [f"flag {claims['blind'].pk}", f"flag {claims['judged'].pk}", "my own flag"]
+    )
