@@ -438,3 +438,21 @@ def test_queue_and_adjudication_page_queries_do_not_grow_with_the_queue(
 
     assert _queue(client, opened).context["table"].paginator.count == 3 + 5
     assert (count(queue_url), count(page_url)) == before
+
+
+def test_the_lead_sees_which_sheet_was_reopened_after_every_sheet_was_in(
+    client_for, opened, reviewer_a, reviewer_b, lead
+):
+    claim = _claim("hm-1-a", 3)
+    _submit(reviewer_a, claim, NOT_SUPPORTED, seconds=30)
+    sheet = _submit(reviewer_b, claim, CONTRADICTED, seconds=30)
+    sheet = services.sheet_reopen(sheet=sheet, user=reviewer_b)
+    services.sheet_submit(
+        sheet=sheet, user=reviewer_b, version=sheet.version, data=SheetData(judgment=NOT_SUPPORTED)
+    )
+
+    body = client_for(lead).get(reverse("audit:adjudicate", args=[claim.pk])).content.decode()
+
+    assert re.findall(r'<span class="flag reopened">(.*?)</span>', body) == [
+        "⚠ reopened after every sheet was in"
+    ]
