@@ -115,7 +115,7 @@ def _items(doc: JsonFile, filename: str) -> tuple[list[tuple[str, Any]], dict[st
         data = expect_list(require(root, "data", Where(filename, "")), Where(filename, ""), "data")
         return [(f"data[{i}]", item) for i, item in enumerate(data)], args
     # JSON Lines of bare data items: no args, so the file name labels the system.
-    return [(f"line {line.number}", line.value) for line in doc.lines], {}
+    return [(f"line {line.number}", line.value) for line in doc], {}
 
 
 def _system(args: dict[str, Any], filename: str) -> str:

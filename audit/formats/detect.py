@@ -8,7 +8,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from audit.formats import alce, citeaudit, expertqa, native, ragas
-from audit.formats.reading import JsonDocument, JsonFile, decode_text, load_json
+from audit.formats.reading import KNOWN_FORMATS, JsonDocument, JsonFile, decode_text, load_json
 from audit.formats.records import FormatError, ParsedFile
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -20,11 +20,6 @@ FORMATS: dict[str, ModuleType] = {
     expertqa.FORMAT: expertqa,
     citeaudit.FORMAT: citeaudit,
 }
-_KNOWN = (
-    "native (JSONL, one answer per line), alce (ALCE result JSON), "
-    "ragas (RAGAS samples as JSONL or a JSON list), expertqa (ExpertQA JSONL), "
-    "citeaudit (Citeaudit's own JSONL export)"
-)
 
 
 def parse_file(
@@ -43,7 +38,9 @@ def parse_file(
     detected = detect_format(doc)
     if fmt == "auto":
         if detected is None:
-            raise FormatError(filename, "", "", f"cannot tell the file's format; known: {_KNOWN}")
+            raise FormatError(
+                filename, "", "", f"cannot tell the file's format; known: {KNOWN_FORMATS}"
+            )
         fmt = detected
     elif detected is not None and detected != fmt:
         raise FormatError(
@@ -51,7 +48,9 @@ def parse_file(
             "",
             "",
             f"this looks like {FORMATS[detected].DESCRIPTION}, not "
-            f"{FORMATS[fmt].DESCRIPTION} (try --format {detected})",
+            # Worded for both the upload page and the command line.
+            f"{FORMATS[fmt].DESCRIPTION}: import it as format {detected!r}, or let the "
+            "format be detected",
         )
     parsed = FORMATS[fmt].parse(doc, filename)
     if not parsed.records:
@@ -71,7 +70,7 @@ def detect_format(doc: JsonFile) -> str | None:
             first = value[0] if value else None
             return _record_format(first) if isinstance(first, dict) else None
         return _record_format(value) if isinstance(value, dict) else None
-    first = doc.lines[0].value if doc.lines else None
+    first = doc.first.value if doc.first else None
     return _record_format(first) if isinstance(first, dict) else None
 
 

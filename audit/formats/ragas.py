@@ -89,7 +89,7 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
 
 def _items(doc: JsonFile, filename: str) -> list[tuple[str, Any]]:
     if not isinstance(doc, JsonDocument):
-        return [(f"line {line.number}", line.value) for line in doc.lines]
+        return [(f"line {line.number}", line.value) for line in doc]
     value = doc.value
     if isinstance(value, list):
         return [(f"[{i}]", item) for i, item in enumerate(value)]
