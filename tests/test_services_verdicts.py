@@ -176,8 +176,8 @@ def test_import_verdicts_command_reports_the_line_and_imports_nothing(handmade, 
         call_command("import_verdicts", str(path), "--set", "Calibration")
 
     assert str(error.value) == (
-        "judge.jsonl: line 2: answer_id: no answer 'hm-9-z' in set 'Calibration'\n"
-        "Nothing was imported."
+        "judge.jsonl: line 2: answer_id: no answer 'hm-9-z' in set 'Calibration' "
+        "(nothing was imported)"
     )
     assert RaterLabel.objects.count() == 0
     with pytest.raises(CommandError) as missing:

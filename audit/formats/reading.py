@@ -356,8 +356,10 @@ def expect_list(value: Any, where: Where, field: str) -> list[Any]:
     return value
 
 
-def expect_text(value: Any, where: Where, field: str, *, allow_empty: bool = False) -> str:
-    """A string, kept exactly as given; blank counts as empty."""
+def expect_text(
+    value: Any, where: Where, field: str, *, allow_empty: bool = False, limit: int | None = None
+) -> str:
+    """A string, kept exactly as given; blank counts as empty; over limit is refused."""
     if not isinstance(value, str):
         raise where.error(field, f"expected a string, got {type_name(value)}")
     if "\x00" in value:
@@ -367,7 +369,13 @@ def expect_text(value: Any, where: Where, field: str, *, allow_empty: bool = Fal
         raise where.error(field, "contains an unpaired surrogate escape (\\ud800-\\udfff)")
     if not allow_empty and not value.strip():
         raise where.error(field, "must not be empty")
+    if limit is not None and len(value) > limit:
+        raise where.error(field, too_long(value, limit))
     return value
+
+
+def too_long(value: str, limit: int) -> str:
+    return f"is {len(value)} characters long; at most {limit} fit"
 
 
 def is_clean_text(value: str) -> bool:
@@ -396,16 +404,20 @@ def require(obj: dict[str, Any], key: str, where: Where, prefix: str = "") -> An
     return obj[key]
 
 
-def required_text(obj: dict[str, Any], key: str, where: Where, prefix: str = "") -> str:
-    return expect_text(require(obj, key, where, prefix), where, join(prefix, key))
+def required_text(
+    obj: dict[str, Any], key: str, where: Where, prefix: str = "", *, limit: int | None = None
+) -> str:
+    return expect_text(require(obj, key, where, prefix), where, join(prefix, key), limit=limit)
 
 
-def optional_text(obj: dict[str, Any], key: str, where: Where, prefix: str = "") -> str:
+def optional_text(
+    obj: dict[str, Any], key: str, where: Where, prefix: str = "", *, limit: int | None = None
+) -> str:
     """An optional string: absent or null reads as ""."""
     value = obj.get(key)
     if value is None:
         return ""
-    return expect_text(value, where, join(prefix, key), allow_empty=True)
+    return expect_text(value, where, join(prefix, key), allow_empty=True, limit=limit)
 
 
 def stable_id(text: str) -> str:

@@ -18,7 +18,7 @@ from audit.formats.reading import (
     optional_text,
     required_text,
 )
-from audit.formats.records import FormatError
+from audit.formats.records import MAX_ID, MAX_RATER, FormatError
 from audit.judgments import JUDGMENT_CODES
 
 FIELDS = frozenset(
@@ -51,8 +51,8 @@ def parse_verdicts(data: bytes, filename: str, *, max_bytes: int) -> tuple[Verdi
             raise where.error(
                 unknown[0], f"unknown field (expected one of {', '.join(sorted(FIELDS))})"
             )
-        judge = required_text(obj, "judge", where)
-        answer_id = required_text(obj, "answer_id", where)
+        judge = required_text(obj, "judge", where, limit=MAX_RATER)
+        answer_id = required_text(obj, "answer_id", where, limit=MAX_ID)
         index = obj.get("claim_index")
         if index is not None and (
             isinstance(index, bool) or not isinstance(index, int) or index < 0
