@@ -359,3 +359,16 @@ def test_verdict_command_error_is_one_line(audit_set, tmp_path):
         "bad.jsonl: line 1: claim_index: NaN is not a number JSON allows; write a number or null "
         "(column 49) (nothing was imported)"
     )
+
+
+def test_import_page_states_the_web_limits(client_for, lead, settings):
+    settings.WEB_IMPORT_MAX_ANSWERS = 1500
+    settings.WEB_IMPORT_MAX_CLAIMS = 9000
+
+    response = client_for(lead).get(reverse("audit:import"))
+
+    assert (
+        '<p class="muted">An upload here brings at most 1,500 answers and 9,000 claims; import '
+        "bigger files on the server with <code>python manage.py import_answers FILE --set NAME"
+        "</code>.</p>"
+    ) in response.content.decode()

@@ -133,7 +133,11 @@ def answers_upload(request: HttpRequest) -> HttpResponse:
     _require_lead(request)
     initial = {"audit_set": request.GET.get("set")} if request.GET.get("set") else None
     form = ImportForm(request.POST or None, request.FILES or None, initial=initial)
-    ctx: dict = {"form": form}
+    ctx: dict = {
+        "form": form,
+        "max_answers": f"{settings.WEB_IMPORT_MAX_ANSWERS:,}",
+        "max_claims": f"{settings.WEB_IMPORT_MAX_CLAIMS:,}",
+    }
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         data = upload.read(settings.IMPORT_MAX_BYTES + 1)
