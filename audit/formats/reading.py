@@ -9,6 +9,7 @@ import hashlib
 import json
 import json.decoder
 import json.scanner
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ _JSON_SPACE = " \t\r\n"
 _NON_SPACE = re.compile(r"[^ \t\r\n]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # A string token, or a bare NaN/Infinity outside strings: finds where json refused one.
-_CONSTANT_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+_STRING_TOKEN = r'"(?:[^"\\]|\\.)*"'
 _KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"[ \t\r\n]*:[ \t\r\n]*\Z')
 
 
@@ -47,6 +48,10 @@ class _Constant(_NotJson):
     pass
 
 
+class _HugeNumber(_NotJson):
+    pass
+
+
 class _DuplicateKey(_NotJson):
     pass
 
@@ -55,6 +60,14 @@ def _refuse_constant(name: str) -> Any:
     # Python's json reads NaN and Infinity, which JSON does not have and PostgreSQL's jsonb
     # refuses; a judge's score of NaN is a bug in the file, not a number.
     raise _Constant(name)
+
+
+def _finite_float(literal: str) -> float:
+    # 1e400 reads as inf: the same number JSON cannot hold, written another way.
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _HugeNumber(literal)
+    return value
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -69,7 +82,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+)
 
 
 @dataclass(frozen=True)
@@ -217,10 +232,14 @@ def _refusal(
     err: _NotJson, text: str, start: int, filename: str, first_line: int = 1
 ) -> FormatError:
     """Where in text (parsed from start; its first line is first_line) a hook refused."""
-    if isinstance(err, _Constant):
-        pos = _constant_position(text, start)
+    if isinstance(err, _Constant | _HugeNumber):
+        pos = _token_position(text, start, err.key)
         field = _key_before(text, pos) if pos is not None else ""
-        message = f"{err.key} is not a number JSON allows; write a number or null"
+        if isinstance(err, _Constant):
+            message = f"{err.key} is not a number JSON allows; write a number or null"
+        else:
+            literal = err.key if len(err.key) <= 20 else err.key[:19] + "…"
+            message = f"{literal} is too large a number to store; JSON readers make it infinite"
     else:
         pos = _duplicate_position(text, start)
         field = err.key
@@ -232,8 +251,10 @@ def _refusal(
     return FormatError(filename, f"line {line}", field, f"{message} (column {column})")
 
 
-def _constant_position(text: str, start: int) -> int | None:
-    for match in _CONSTANT_TOKEN.finditer(text, start):
+def _token_position(text: str, start: int, token: str) -> int | None:
+    """Where a number or constant first stands outside a string, from start."""
+    pattern = re.compile(f"{_STRING_TOKEN}|(?<![0-9A-Za-z.+-])({re.escape(token)})(?![0-9A-Za-z.])")
+    for match in pattern.finditer(text, start):
         if match.group(1):
             return match.start(1)
     return None
@@ -265,7 +286,9 @@ def _duplicate_position(text: str, start: int) -> int | None:
                 err.pos = s_and_end[1] - 1
             raise
 
-    context = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+    context = json.JSONDecoder(
+        parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+    )
     context.parse_object = parse_object
     context.scan_once = json.scanner.py_make_scanner(context)
     try:

@@ -125,6 +125,15 @@ def test_verdicts_refuse_nan():
     )
 
 
+def test_a_number_too_large_for_a_float_is_refused_like_infinity():
+    line = json.dumps(native_line(metadata={"score": 1.5})).replace("1.5", "-1e400")
+
+    assert _error(f"{line}\n".encode(), "answers.jsonl") == (
+        "answers.jsonl: line 1: score: -1e400 is too large a number to store; JSON readers "
+        "make it infinite (column 254)"
+    )
+
+
 def test_nan_inside_a_string_is_text_not_a_number():
     parsed = parse_file(jsonl(native_line(answer="NaN and Infinity [1].")), "answers.jsonl")
 
