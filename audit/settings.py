@@ -151,6 +151,8 @@ IMPORT_MAX_BYTES = int(os.environ.get("CITEAUDIT_IMPORT_MAX_BYTES", str(50 * 102
 # through `manage.py import_answers`, which has no such bound.
 WEB_IMPORT_MAX_ANSWERS = int(os.environ.get("CITEAUDIT_WEB_IMPORT_MAX_ANSWERS", "2000"))
 WEB_IMPORT_MAX_CLAIMS = int(os.environ.get("CITEAUDIT_WEB_IMPORT_MAX_CLAIMS", "10000"))
+# Machine verdicts are one row each, with no splitting or matching to do.
+WEB_IMPORT_MAX_VERDICTS = int(os.environ.get("CITEAUDIT_WEB_IMPORT_MAX_VERDICTS", "20000"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 

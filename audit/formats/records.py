@@ -79,6 +79,8 @@ class Budget:
     max_claims: int | None = None
     # What to do instead, appended to the refusal (the web page points to the command).
     advice: str = ""
+    # What is counted as answers: a verdict file counts verdicts.
+    unit: str = "answers"
     answers: int = 0
     claims: int = 0
 
@@ -91,7 +93,7 @@ class Budget:
     def add_answer(self, location: str) -> None:
         self.answers += 1
         if self.max_answers is not None and self.answers > self.max_answers:
-            raise self._over(location, f"{self.max_answers:,} answers")
+            raise self._over(location, f"{self.max_answers:,} {self.unit}")
 
     def add_claims(self, count: int, location: str) -> None:
         self.claims += count

@@ -18,7 +18,7 @@ from audit.formats.reading import (
     optional_text,
     required_text,
 )
-from audit.formats.records import MAX_ID, MAX_RATER, FormatError
+from audit.formats.records import MAX_ID, MAX_RATER, Budget, FormatError
 from audit.judgments import JUDGMENT_CODES
 
 FIELDS = frozenset(
@@ -38,13 +38,21 @@ class Verdict:
     rationale: str
 
 
-def parse_verdicts(data: bytes, filename: str, *, max_bytes: int) -> tuple[Verdict, ...]:
-    """Parse and validate a whole verdict file; the first problem raises FormatError."""
+def parse_verdicts(
+    data: bytes, filename: str, *, max_bytes: int, budget: Budget | None = None
+) -> tuple[Verdict, ...]:
+    """Parse and validate a whole verdict file; the first problem raises FormatError.
+
+    A budget bounds the number of verdicts (counted as its answers); parsing stops at the
+    first one over it.
+    """
     doc = load_json(decode_text(data, filename, max_bytes), filename)
     verdicts = []
     seen: dict[tuple[str, str, object], str] = {}
     for line in as_lines(doc, filename):
         where = Where(filename, f"line {line.number}")
+        if budget is not None:
+            budget.add_answer(where.location)
         obj = expect_object(line.value, where, "")
         unknown = sorted(set(obj) - FIELDS)
         if unknown:
