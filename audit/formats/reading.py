@@ -30,7 +30,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _JSON_SPACE = " \t\r\n"
 _NON_SPACE = re.compile(r"[^ \t\r\n]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# A string token, or a bare NaN/Infinity outside strings: finds where json refused one.
+# A JSON string, skipped when looking for where a refused number stands outside strings.
 _STRING_TOKEN = r'"(?:[^"\\]|\\.)*"'
 _KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"[ \t\r\n]*:[ \t\r\n]*\Z')
 
@@ -176,8 +176,7 @@ def load_json(text: str, filename: str) -> JsonFile:
     try:
         value, end = _DECODER.raw_decode(text, start)
     except json.JSONDecodeError as err:
-        line_end = text.find("\n", start)
-        head = text[start : len(text) if line_end == -1 else line_end].strip(_JSON_SPACE)
+        head = text[start : _line_end(text, start)].strip(_JSON_SPACE)
         # Pretty-printed documents open with a lone bracket; anything more on the first line
         # of a multi-line file is a JSON Lines record, best reported on its own line.
         if err.lineno > first_line and head not in ("{", "["):
@@ -198,7 +197,7 @@ def load_json(text: str, filename: str) -> JsonFile:
         and text[trailing.start()] in ",;\t"
     ):
         # "1,2,3" or "a","b": a table's first row, whose first cell happens to be JSON.
-        raise _not_json(filename, first_line, text[start : line_end_of(text, start)])
+        raise _not_json(filename, first_line, text[start : _line_end(text, start)])
     if trailing is None:
         check_depth(value, Where(filename, ""))
         return JsonDocument(value, first_line)
@@ -300,7 +299,7 @@ def _duplicate_position(text: str, start: int) -> int | None:
     return None
 
 
-def line_end_of(text: str, start: int) -> int:
+def _line_end(text: str, start: int) -> int:
     end = text.find("\n", start)
     return len(text) if end == -1 else end
 

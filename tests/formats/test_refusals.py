@@ -211,7 +211,7 @@ def test_native_rater_name_over_its_column_is_refused():
     )
 
 
-def test_two_systems_sharing_200_characters_stay_two_or_are_refused():
+def test_two_systems_sharing_200_characters_are_refused_not_merged():
     shared = "gpt-4o " * 29  # 203 characters
     data = jsonl(native_line(system=shared + "A"), native_line(system=shared + "B"))
 
