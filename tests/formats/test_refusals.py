@@ -254,6 +254,12 @@ def test_verdict_judge_over_its_column_is_refused():
     )
 
 
+def test_verdict_answer_id_over_its_column_is_refused():
+    assert _verdict_error(jsonl(_verdict(answer_id="a" * 300))) == (
+        "judge.jsonl: line 1: answer_id: is 300 characters long; at most 200 fit"
+    )
+
+
 # ------------------------------------------------------------ NUL and surrogates
 
 
