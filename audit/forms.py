@@ -318,9 +318,18 @@ class CriteriaForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
-        if data.get("min_supported_share") and data.get("min_supported_share_percent") is None:
+        # A value the field itself refused (150 %) is not also reported as missing.
+        if (
+            data.get("min_supported_share")
+            and data.get("min_supported_share_percent") is None
+            and "min_supported_share_percent" not in self.errors
+        ):
             self.add_error("min_supported_share_percent", "Give the minimum percent.")
-        if data.get("max_wrong_citations") and data.get("max_wrong_citations_limit") is None:
+        if (
+            data.get("max_wrong_citations")
+            and data.get("max_wrong_citations_limit") is None
+            and "max_wrong_citations_limit" not in self.errors
+        ):
             self.add_error("max_wrong_citations_limit", "Give the limit.")
         return data
 

@@ -19,6 +19,7 @@ from audit.criteria import (
     evaluate,
     evaluate_by_system,
 )
+from audit.forms import CriteriaForm
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, WRONG_CITATION
 from audit.metrics import ClaimLabel
 
@@ -322,3 +323,19 @@ def test_evaluate_by_system_decides_each_run_separately():
     assert list(decisions) == ["alpha", "beta"]
     assert (decisions["alpha"].passed, decisions["beta"].passed) == (True, False)
     assert decisions["beta"].failed[0].failing_claim_ids == (1,)
+
+
+def test_a_percent_over_100_gets_one_error_not_also_a_missing_one():
+    form = CriteriaForm({"min_supported_share": "on", "min_supported_share_percent": "150"})
+
+    assert form.errors == {
+        "min_supported_share_percent": ["Ensure this value is less than or equal to 100."]
+    }
+
+
+def test_a_negative_limit_gets_one_error_not_also_a_missing_one():
+    form = CriteriaForm({"max_wrong_citations": "on", "max_wrong_citations_limit": "-1"})
+
+    assert form.errors == {
+        "max_wrong_citations_limit": ["Ensure this value is greater than or equal to 0."]
+    }

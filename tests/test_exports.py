@@ -280,7 +280,7 @@ def test_broken_export_names_line_and_field_and_writes_nothing(reviewed, tmp_pat
 
     assert str(error.value) == (
         'broken.jsonl: line 3: sheets[0].created_at: timestamp "2025-03-04 09:30" needs a '
-        "UTC offset\nNothing was imported."
+        "UTC offset (nothing was imported)"
     )
     assert not AuditSet.objects.filter(name="Other").exists()
 

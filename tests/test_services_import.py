@@ -1,11 +1,28 @@
+import io
 import json
+import subprocess
+import sys
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from audit.formats import FormatError, parse_file
-from audit.models import Answer, Claim, ClaimCheck, Passage, Question, RaterLabel
+from audit.models import (
+    Answer,
+    AuditSet,
+    Claim,
+    ClaimCheck,
+    ImportBatch,
+    Passage,
+    Question,
+    Rater,
+    RaterLabel,
+)
 from audit.services import answers_import
-from tests.conftest import FIXTURES, import_file
+from tests.conftest import FIXTURES, ROOT, import_file
+from tests.formats.helpers import jsonl, native_line
 
 pytestmark = pytest.mark.django_db
 
@@ -124,3 +141,234 @@ def test_expertqa_slice_keeps_given_claims_and_expert_labels(audit_set):
     assert located / summary.claims >= 0.95
     for claim in Claim.objects.filter(location=Claim.Location.EXACT).select_related("answer"):
         assert claim.answer.text[claim.start : claim.end].startswith(claim.text[:20])
+
+
+# ------------------------------------------------ refusals through the upload page and CLI
+
+ALL_MODELS = (
+    AuditSet,
+    ImportBatch,
+    Question,
+    Answer,
+    Passage,
+    Claim,
+    ClaimCheck,
+    Rater,
+    RaterLabel,
+)
+
+
+def _counts() -> tuple[int, ...]:
+    return tuple(model.objects.count() for model in ALL_MODELS)
+
+
+def _upload(client, name: str, data: bytes, fmt: str = "auto"):
+    return client.post(
+        reverse("audit:import"),
+        {"new_set_name": "Uploaded", "format": fmt, "file": SimpleUploadedFile(name, data)},
+    )
+
+
+def test_web_import_of_nan_is_refused_with_its_place_and_writes_nothing(client_for, lead):
+    # PostgreSQL's jsonb refuses NaN: this used to be a server error there.
+    data = jsonl(native_line(metadata={"score": float("nan")}))
+    before = _counts()
+
+    response = _upload(client_for(lead), "nan.jsonl", data)
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "nan.jsonl: line 1: score: NaN is not a number JSON allows; write a number or null "
+        "(column 254)"
+    )
+    assert _counts() == before
+
+
+def test_import_error_page_shows_file_line_and_field(client_for, lead):
+    data = jsonl(native_line(), native_line(question_id="q2", system="s" * 201))
+
+    response = _upload(client_for(lead), "long <names>.jsonl", data)
+
+    assert response.status_code == 400
+    assert (
+        "<pre>long &lt;names&gt;.jsonl: line 2: system: is 201 characters long; "
+        "at most 200 fit</pre>"
+    ) in response.content.decode()
+
+
+def test_web_import_of_ids_differing_after_200_characters_is_refused(client_for, lead):
+    # Cut to 200 characters, the two ids collided: a server error on both databases.
+    long_id = "q" * 200
+    data = jsonl(native_line(question_id=long_id + "A"), native_line(question_id=long_id + "B"))
+    before = _counts()
+
+    response = _upload(client_for(lead), "ids.jsonl", data)
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "ids.jsonl: line 1: question_id: is 201 characters long; at most 200 fit"
+    )
+    assert _counts() == before
+
+
+def test_web_import_of_two_long_system_names_does_not_merge_them(client_for, lead):
+    shared = "x" * 200
+    data = jsonl(native_line(system=shared + "-a"), native_line(system=shared + "-b"))
+    before = _counts()
+
+    response = _upload(client_for(lead), "systems.jsonl", data)
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "systems.jsonl: line 1: system: is 202 characters long; at most 200 fit"
+    )
+    assert _counts() == before
+
+
+def test_web_import_of_a_long_rater_name_is_refused(client_for, lead):
+    label = {"rater": "r" * 250, "claim": 0, "judgment": "supported"}
+    before = _counts()
+
+    response = _upload(client_for(lead), "raters.jsonl", jsonl(native_line(labels=[label])))
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "raters.jsonl: line 1: labels[0].rater: is 250 characters long; at most 200 fit"
+    )
+    assert _counts() == before
+
+
+def test_web_import_of_a_repeated_key_is_refused(client_for, lead):
+    line = json.dumps(native_line()).replace('"system":', '"system": "first", "system":')
+    before = _counts()
+
+    response = _upload(client_for(lead), "twice.jsonl", f"{line}\n".encode())
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "twice.jsonl: line 1: system: the same key appears twice in one object; give it once "
+        "(column 1)"
+    )
+    assert _counts() == before
+
+
+def test_web_import_of_a_nul_escape_in_metadata_is_refused(client_for, lead):
+    before = _counts()
+
+    response = _upload(client_for(lead), "nul.jsonl", jsonl(native_line(metadata={"k": "\x00"})))
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "nul.jsonl: line 1: metadata: contains a NUL character or an unpaired surrogate"
+    )
+    assert _counts() == before
+
+
+def test_wrong_format_hint_on_the_web_page_names_no_command_line_option(client_for, lead):
+    data = (FIXTURES / "samples" / "alce_sample.json").read_bytes()
+
+    response = _upload(client_for(lead), "alce_sample.json", data, fmt="native")
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "alce_sample.json: this looks like an ALCE result file, not native JSONL: "
+        "import it as format 'alce', or let the format be detected"
+    )
+
+
+def test_web_import_over_the_answer_limit_is_refused_before_any_write(client_for, lead, settings):
+    settings.WEB_IMPORT_MAX_ANSWERS = 3
+    data = jsonl(*(native_line(question_id=f"q{i}") for i in range(4)))
+    before = _counts()
+
+    response = _upload(client_for(lead), "many.jsonl", data)
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "many.jsonl: line 4: the file holds more than 3 answers, the most one import here may "
+        "bring. Import it on the server instead, where there is no such limit: "
+        "python manage.py import_answers FILE --set NAME"
+    )
+    assert _counts() == before
+
+
+def test_web_import_over_the_claim_limit_after_splitting_writes_nothing(client_for, lead, settings):
+    settings.WEB_IMPORT_MAX_CLAIMS = 2
+    answer = "The warranty lasts two years [1]. It covers parts [1]. It excludes labour [1]."
+    before = _counts()
+
+    response = _upload(client_for(lead), "split.jsonl", jsonl(native_line(answer=answer)))
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "split.jsonl: line 1: the file holds more than 2 claims, the most one import here may "
+        "bring. Import it on the server instead, where there is no such limit: "
+        "python manage.py import_answers FILE --set NAME"
+    )
+    assert _counts() == before
+
+
+def test_command_line_import_is_not_bound_by_the_web_limit(settings, tmp_path, db):
+    settings.WEB_IMPORT_MAX_ANSWERS = 3
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(jsonl(*(native_line(question_id=f"q{i}") for i in range(4))))
+
+    call_command("import_answers", str(path), "--set", "Big", stdout=io.StringIO())
+
+    assert Answer.objects.filter(audit_set__name="Big").count() == 4
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            jsonl(native_line(metadata={"score": float("inf")})),
+            "bad.jsonl: line 1: score: Infinity is not a number JSON allows; write a number or "
+            "null (column 254)",
+        ),
+        (
+            jsonl(native_line(answer_id="a" * 300)),
+            "bad.jsonl: line 1: answer_id: is 300 characters long; at most 200 fit",
+        ),
+    ],
+)
+def test_command_line_prints_one_clear_line_and_exits_non_zero(content, message, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(content)
+
+    # The file is refused before the command touches a database.
+    result = subprocess.run(
+        [sys.executable, "manage.py", "import_answers", str(path), "--set", "Any"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == f"CommandError: {message} (nothing was imported)\n"
+
+
+def test_verdict_command_error_is_one_line(audit_set, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(jsonl({"judge": "j", "answer_id": "a", "claim_index": float("nan")}))
+
+    with pytest.raises(CommandError) as error:
+        call_command("import_verdicts", str(path), "--set", audit_set.name)
+
+    assert str(error.value) == (
+        "bad.jsonl: line 1: claim_index: NaN is not a number JSON allows; write a number or null "
+        "(column 49) (nothing was imported)"
+    )
+
+
+def test_import_page_states_the_web_limits(client_for, lead, settings):
+    settings.WEB_IMPORT_MAX_ANSWERS = 1500
+    settings.WEB_IMPORT_MAX_CLAIMS = 9000
+
+    response = client_for(lead).get(reverse("audit:import"))
+
+    assert (
+        '<p class="muted">An upload here brings at most 1,500 answers and 9,000 claims; import '
+        "bigger files on the server with <code>python manage.py import_answers FILE --set NAME"
+        "</code>.</p>"
+    ) in response.content.decode()

@@ -3,7 +3,9 @@
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from audit import services
 from audit.formats import FormatError
@@ -176,10 +178,34 @@ def test_import_verdicts_command_reports_the_line_and_imports_nothing(handmade, 
         call_command("import_verdicts", str(path), "--set", "Calibration")
 
     assert str(error.value) == (
-        "judge.jsonl: line 2: answer_id: no answer 'hm-9-z' in set 'Calibration'\n"
-        "Nothing was imported."
+        "judge.jsonl: line 2: answer_id: no answer 'hm-9-z' in set 'Calibration' "
+        "(nothing was imported)"
     )
     assert RaterLabel.objects.count() == 0
     with pytest.raises(CommandError) as missing:
         call_command("import_verdicts", str(path), "--set", "Nope")
     assert str(missing.value) == "No audit set named “Nope”."
+
+
+def test_verdict_upload_over_the_web_limit_is_refused_and_writes_nothing(
+    client_for, handmade, lead, settings
+):
+    settings.WEB_IMPORT_MAX_VERDICTS = 2
+    verdicts = [
+        {"judge": "llm-a", "answer_id": "hm-1-a", "claim_index": i, "judgment": "supported"}
+        for i in range(3)
+    ]
+    batches = ImportBatch.objects.count()
+
+    response = client_for(lead).post(
+        reverse("audit:verdicts-upload", args=[handmade.pk]),
+        {"file": SimpleUploadedFile("v.jsonl", _file(*verdicts))},
+    )
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        "v.jsonl: line 3: the file holds more than 2 verdicts, the most one import here may "
+        "bring. Import it on the server instead, where there is no such limit: "
+        "python manage.py import_verdicts FILE --set NAME"
+    )
+    assert (RaterLabel.objects.count(), ImportBatch.objects.count()) == (0, batches)

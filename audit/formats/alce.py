@@ -24,7 +24,7 @@ from audit.formats.reading import (
     stable_id,
     type_name,
 )
-from audit.formats.records import AnswerRecord, ParsedFile, PassageRecord
+from audit.formats.records import MAX_ID, AnswerRecord, Budget, ParsedFile, PassageRecord
 
 FORMAT = "alce"
 DESCRIPTION = "an ALCE result file"
@@ -35,6 +35,8 @@ _KEPT_ARGS = ("dataset_name", "tag", "shot", "ndoc", "use_shorter", "config")
 # ASQA/ELI5 gold answers are a few hundred characters; anything far longer is not a
 # "small extra" and stays in the source file.
 _MAX_GOLD_CHARS = 2000
+# Sampled outputs get answer ids "<question_id>#<k>", which must fit the id column too.
+_MAX_QUESTION_ID = MAX_ID - len("#999")
 
 
 def looks_like_document(value: Any) -> bool:
@@ -46,7 +48,7 @@ def looks_like(record: dict[str, Any]) -> bool:
     return "docs" in record and "output" in record
 
 
-def parse(doc: JsonFile, filename: str) -> ParsedFile:
+def parse(doc: JsonFile, filename: str, budget: Budget | None = None) -> ParsedFile:
     """Validate an ALCE result file and return one answer per data item (and sample).
 
     - system: args.model without its path ("meta-llama/Llama-2-7b" -> "Llama-2-7b"),
@@ -61,6 +63,7 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
     - The gold "claims"/"qa_pairs" fields describe the reference answer, not the output,
       so they are not used as the answer's claims.
     """
+    budget = budget or Budget(filename)
     items, args = _items(doc, filename)
     system = _system(args, filename)
     kept_args = _kept_args(args)
@@ -87,16 +90,18 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
             metadata["gold_answer"] = gold
         for k, output in enumerate(outputs, start=1):
             records.append(
-                AnswerRecord(
-                    location=location,
-                    question_id=question_id,
-                    question=question,
-                    answer_id=f"{question_id}#{k}" if len(outputs) > 1 else "",
-                    system=system,
-                    answer=output,
-                    passages=passages,
-                    claims=None,
-                    metadata=metadata,
+                budget.take(
+                    AnswerRecord(
+                        location=location,
+                        question_id=question_id,
+                        question=question,
+                        answer_id=f"{question_id}#{k}" if len(outputs) > 1 else "",
+                        system=system,
+                        answer=output,
+                        passages=passages,
+                        claims=None,
+                        metadata=metadata,
+                    )
                 )
             )
     return ParsedFile(FORMAT, tuple(records))
@@ -115,7 +120,7 @@ def _items(doc: JsonFile, filename: str) -> tuple[list[tuple[str, Any]], dict[st
         data = expect_list(require(root, "data", Where(filename, "")), Where(filename, ""), "data")
         return [(f"data[{i}]", item) for i, item in enumerate(data)], args
     # JSON Lines of bare data items: no args, so the file name labels the system.
-    return [(f"line {line.number}", line.value) for line in doc.lines], {}
+    return [(f"line {line.number}", line.value) for line in doc], {}
 
 
 def _system(args: dict[str, Any], filename: str) -> str:
@@ -158,8 +163,8 @@ def _question_id(obj: dict[str, Any], where: Where, question: str) -> str:
         if value is None:
             continue
         if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-        return expect_text(value, where, key)
+            return expect_text(str(value), where, key, limit=_MAX_QUESTION_ID)
+        return expect_text(value, where, key, limit=_MAX_QUESTION_ID)
     return stable_id(question)
 
 

@@ -26,7 +26,14 @@ from audit.formats.reading import (
     require,
     type_name,
 )
-from audit.formats.records import AnswerRecord, ParsedFile, PassageRecord
+from audit.formats.records import (
+    MAX_ID,
+    MAX_RAW_LABEL,
+    AnswerRecord,
+    Budget,
+    ParsedFile,
+    PassageRecord,
+)
 from audit.judgments import JUDGMENT_CODES
 
 FORMAT = "citeaudit"
@@ -110,9 +117,9 @@ _GOLD_FIELDS = (
 _LABEL_FIELDS = ("rater", "kind", "judgment", "raw_label", "verification_worthy", "note")
 
 # The database's column limits: a longer value is refused here rather than cut there.
-_MAX_ID = 200
+_MAX_ID = MAX_ID
 _MAX_USERNAME = 150
-_MAX_RAW_LABEL = 100
+_MAX_RAW_LABEL = MAX_RAW_LABEL
 _MAX_MATCHER_VERSION = 40
 _MAX_INT = 2**31 - 1
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -133,13 +140,14 @@ class _Group:
     claims: list[tuple[labelled.Claim | None, Where]]
 
 
-def parse(doc: JsonFile, filename: str) -> ParsedFile:
+def parse(doc: JsonFile, filename: str, budget: Budget | None = None) -> ParsedFile:
     """Validate a citeaudit export and return its answers with their claims and review.
 
     Every line is checked against the schema in CITEAUDIT_JSONL.md; the lines of an answer
     must follow one another and agree on the answer's fields. db_id fields are read and
     ignored: they are the exporting database's keys.
     """
+    budget = budget or Budget(filename)
     groups: list[_Group] = []
     ended: dict[str, tuple[int, int]] = {}
     questions: dict[str, tuple[str, int]] = {}
@@ -166,6 +174,7 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
                 )
             if group is not None:
                 ended[group.answer.content_hash] = (group.first_line, group.last_line)
+            budget.add_answer(where.location)
             group = _Group(line.number, line.number, raw, _answer(raw, where), [])
             groups.append(group)
             known = questions.setdefault(
@@ -177,7 +186,9 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
                     f"question id {quote(group.answer.question_id)} has a different text "
                     f"on line {known[1]}",
                 )
-        group.claims.append((_claim(obj, where, group.answer), where))
+        claim = _claim(obj, where, group.answer)
+        budget.add_claims(claim is not None, where.location)
+        group.claims.append((claim, where))
     return ParsedFile(FORMAT, tuple(_record(group) for group in groups))
 
 

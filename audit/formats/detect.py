@@ -8,8 +8,23 @@ from __future__ import annotations
 from types import ModuleType
 
 from audit.formats import alce, citeaudit, expertqa, native, ragas
-from audit.formats.reading import JsonDocument, JsonFile, decode_text, load_json
-from audit.formats.records import FormatError, ParsedFile
+from audit.formats.reading import (
+    KNOWN_FORMATS,
+    JsonDocument,
+    JsonFile,
+    decode_text,
+    load_json,
+    too_long,
+)
+from audit.formats.records import (
+    MAX_ID,
+    MAX_RATER,
+    MAX_RAW_LABEL,
+    MAX_SYSTEM,
+    Budget,
+    FormatError,
+    ParsedFile,
+)
 
 MAX_BYTES = 50 * 1024 * 1024
 
@@ -20,20 +35,20 @@ FORMATS: dict[str, ModuleType] = {
     expertqa.FORMAT: expertqa,
     citeaudit.FORMAT: citeaudit,
 }
-_KNOWN = (
-    "native (JSONL, one answer per line), alce (ALCE result JSON), "
-    "ragas (RAGAS samples as JSONL or a JSON list), expertqa (ExpertQA JSONL), "
-    "citeaudit (Citeaudit's own JSONL export)"
-)
 
 
 def parse_file(
-    data: bytes, filename: str, fmt: str = "auto", max_bytes: int = MAX_BYTES
+    data: bytes,
+    filename: str,
+    fmt: str = "auto",
+    max_bytes: int = MAX_BYTES,
+    budget: Budget | None = None,
 ) -> ParsedFile:
     """Parse and validate a whole import file, raising FormatError at its first problem.
 
     fmt="auto" detects the format from the content; an explicit fmt is checked against what
-    the content looks like, so a wrong choice gets a pointer to the right one.
+    the content looks like, so a wrong choice gets a pointer to the right one. A budget
+    bounds the answers and given claims; parsing stops at the first one over it.
     """
     if fmt != "auto" and fmt not in FORMATS:
         raise FormatError(
@@ -43,7 +58,9 @@ def parse_file(
     detected = detect_format(doc)
     if fmt == "auto":
         if detected is None:
-            raise FormatError(filename, "", "", f"cannot tell the file's format; known: {_KNOWN}")
+            raise FormatError(
+                filename, "", "", f"cannot tell the file's format; known: {KNOWN_FORMATS}"
+            )
         fmt = detected
     elif detected is not None and detected != fmt:
         raise FormatError(
@@ -51,12 +68,36 @@ def parse_file(
             "",
             "",
             f"this looks like {FORMATS[detected].DESCRIPTION}, not "
-            f"{FORMATS[fmt].DESCRIPTION} (try --format {detected})",
+            # Worded for both the upload page and the command line.
+            f"{FORMATS[fmt].DESCRIPTION}: import it as format {detected!r}, or let the "
+            "format be detected",
         )
-    parsed = FORMATS[fmt].parse(doc, filename)
+    parsed = FORMATS[fmt].parse(doc, filename, budget)
     if not parsed.records:
         raise FormatError(filename, "", "", "the file holds no answers")
+    _check_lengths(parsed, filename)
     return parsed
+
+
+def _check_lengths(parsed: ParsedFile, filename: str) -> None:
+    """Refuse names too long for their column, including those a format derives.
+
+    The formats check the fields they read; this also covers ids and system names they
+    build (an ALCE run's model and tag, a file's name), so nothing reaches the database
+    to be cut there.
+    """
+    for record in parsed.records:
+        fields = [
+            ("question_id", record.question_id, MAX_ID),
+            ("answer_id", record.answer_id, MAX_ID),
+            ("system", record.system, MAX_SYSTEM),
+        ]
+        for i, label in enumerate(record.labels):
+            fields.append((f"labels[{i}].rater", label.rater, MAX_RATER))
+            fields.append((f"labels[{i}].raw_label", label.raw_label, MAX_RAW_LABEL))
+        for field, value, limit in fields:
+            if len(value) > limit:
+                raise FormatError(filename, record.location, field, too_long(value, limit))
 
 
 def detect_format(doc: JsonFile) -> str | None:
@@ -71,7 +112,7 @@ def detect_format(doc: JsonFile) -> str | None:
             first = value[0] if value else None
             return _record_format(first) if isinstance(first, dict) else None
         return _record_format(value) if isinstance(value, dict) else None
-    first = doc.lines[0].value if doc.lines else None
+    first = doc.first.value if doc.first else None
     return _record_format(first) if isinstance(first, dict) else None
 
 

@@ -24,7 +24,14 @@ from audit.formats.reading import (
     required_text,
     stable_id,
 )
-from audit.formats.records import AnswerRecord, LabelRecord, ParsedFile, PassageRecord
+from audit.formats.records import (
+    MAX_ID,
+    AnswerRecord,
+    Budget,
+    LabelRecord,
+    ParsedFile,
+    PassageRecord,
+)
 from audit.judgments import NOT_SUPPORTED, PARTIAL, SUPPORTED
 
 FORMAT = "expertqa"
@@ -66,7 +73,7 @@ def looks_like(record: dict[str, Any]) -> bool:
     return "question" in record and isinstance(record.get("answers"), dict)
 
 
-def parse(doc: JsonFile, filename: str) -> ParsedFile:
+def parse(doc: JsonFile, filename: str, budget: Budget | None = None) -> ParsedFile:
     """Validate an ExpertQA JSON Lines file and return one answer per (question, system).
 
     - question_id: a hash of the question text (the file has none); answer_id is
@@ -85,6 +92,7 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
       excerpt gets text "" with its URL (the released gpt4/bing_chat answers carry URLs
       only). Unnumbered evidence is matched to attribution by URL, else ignored.
     """
+    budget = budget or Budget(filename)
     records = []
     seen: dict[str, int] = {}
     for line in as_lines(doc, filename):
@@ -98,8 +106,9 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
         metadata = _metadata(obj.get("metadata"), where)
         for system, value in answers.items():
             prefix = _answer_path(system)
-            expect_text(system, where, prefix)
             answer_id = f"{question_id}:{system}"
+            # The answer id "<question_id>:<system>" has to fit its column.
+            expect_text(system, where, prefix, limit=MAX_ID - len(question_id) - 1)
             if answer_id in seen:
                 raise where.error(
                     prefix,
@@ -108,7 +117,11 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
                 )
             seen[answer_id] = line.number
             records.append(
-                _answer(value, where, prefix, question_id, question, answer_id, system, metadata)
+                budget.take(
+                    _answer(
+                        value, where, prefix, question_id, question, answer_id, system, metadata
+                    )
+                )
             )
     return ParsedFile(FORMAT, tuple(records))
 

@@ -22,7 +22,16 @@ from audit.formats.reading import (
     required_text,
     type_name,
 )
-from audit.formats.records import AnswerRecord, LabelRecord, ParsedFile, PassageRecord
+from audit.formats.records import (
+    MAX_ID,
+    MAX_RATER,
+    MAX_SYSTEM,
+    AnswerRecord,
+    Budget,
+    LabelRecord,
+    ParsedFile,
+    PassageRecord,
+)
 from audit.judgments import JUDGMENT_CODES, JUDGMENTS
 
 FORMAT = "native"
@@ -48,7 +57,7 @@ def looks_like(record: dict[str, Any]) -> bool:
     return "question_id" in record or "passages" in record
 
 
-def parse(doc: JsonFile, filename: str) -> ParsedFile:
+def parse(doc: JsonFile, filename: str, budget: Budget | None = None) -> ParsedFile:
     """Validate a native JSON Lines file and return its answers.
 
     One JSON object per line; blank lines are skipped::
@@ -89,6 +98,7 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
     - metadata: optional object of small extras, kept with the answer.
     - Any other field is an error, so a misspelt optional field is not silently dropped.
     """
+    budget = budget or Budget(filename)
     records = []
     seen_ids: dict[str, int] = {}
     seen_pairs: dict[tuple[str, str], int] = {}
@@ -121,7 +131,7 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
                 f"question_id {quote(record.question_id)} has a different question "
                 f"on line {known[1]}",
             )
-        records.append(record)
+        records.append(budget.take(record))
     return ParsedFile(FORMAT, tuple(records))
 
 
@@ -132,10 +142,10 @@ def _answer(value: Any, where: Where) -> AnswerRecord:
     metadata = obj.get("metadata")
     return AnswerRecord(
         location=where.location,
-        question_id=required_text(obj, "question_id", where),
+        question_id=required_text(obj, "question_id", where, limit=MAX_ID),
         question=required_text(obj, "question", where),
-        answer_id=optional_text(obj, "answer_id", where),
-        system=required_text(obj, "system", where),
+        answer_id=optional_text(obj, "answer_id", where, limit=MAX_ID),
+        system=required_text(obj, "system", where, limit=MAX_SYSTEM),
         answer=required_text(obj, "answer", where),
         passages=_passages(require(obj, "passages", where), where),
         claims=claims,
@@ -191,7 +201,7 @@ def _labels(value: Any, where: Where, claims: tuple[str, ...] | None) -> tuple[L
         prefix = join("labels", i)
         obj = expect_object(item, where, prefix)
         _refuse_unknown(obj, _LABEL_FIELDS, where, prefix)
-        rater = required_text(obj, "rater", where, prefix)
+        rater = required_text(obj, "rater", where, prefix, limit=MAX_RATER)
         claim = _claim_index(require(obj, "claim", where, prefix), where, join(prefix, "claim"))
         # Only given claims can be counted here; indexes into the automatic split are
         # checked by the import service once it has split the answer.

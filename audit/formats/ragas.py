@@ -23,7 +23,7 @@ from audit.formats.reading import (
     stable_id,
     type_name,
 )
-from audit.formats.records import AnswerRecord, ParsedFile, PassageRecord
+from audit.formats.records import MAX_SYSTEM, AnswerRecord, Budget, ParsedFile, PassageRecord
 
 FORMAT = "ragas"
 DESCRIPTION = "a RAGAS dataset"
@@ -44,7 +44,7 @@ def looks_like_document(value: Any) -> bool:
     )
 
 
-def parse(doc: JsonFile, filename: str) -> ParsedFile:
+def parse(doc: JsonFile, filename: str, budget: Budget | None = None) -> ParsedFile:
     """Validate RAGAS single-turn samples and return one answer per sample.
 
     - question_id: a hash of user_input (RAGAS has no question id), so the same question
@@ -55,6 +55,7 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
     - The same question twice for one system is an error: the two answers could not be
       told apart later.
     """
+    budget = budget or Budget(filename)
     stem = file_stem(filename)
     records = []
     seen: dict[tuple[str, str], str] = {}
@@ -72,16 +73,18 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
         seen[question_id, system] = location
         reference = optional_text(obj, "reference", where)
         records.append(
-            AnswerRecord(
-                location=location,
-                question_id=question_id,
-                question=question,
-                answer_id="",
-                system=system,
-                answer=required_text(obj, "response", where),
-                passages=_passages(obj, where),
-                claims=None,
-                metadata={"reference": reference} if reference.strip() else {},
+            budget.take(
+                AnswerRecord(
+                    location=location,
+                    question_id=question_id,
+                    question=question,
+                    answer_id="",
+                    system=system,
+                    answer=required_text(obj, "response", where),
+                    passages=_passages(obj, where),
+                    claims=None,
+                    metadata={"reference": reference} if reference.strip() else {},
+                )
             )
         )
     return ParsedFile(FORMAT, tuple(records))
@@ -89,7 +92,7 @@ def parse(doc: JsonFile, filename: str) -> ParsedFile:
 
 def _items(doc: JsonFile, filename: str) -> list[tuple[str, Any]]:
     if not isinstance(doc, JsonDocument):
-        return [(f"line {line.number}", line.value) for line in doc.lines]
+        return [(f"line {line.number}", line.value) for line in doc]
     value = doc.value
     if isinstance(value, list):
         return [(f"[{i}]", item) for i, item in enumerate(value)]
@@ -102,7 +105,7 @@ def _items(doc: JsonFile, filename: str) -> list[tuple[str, Any]]:
 def _system(obj: dict[str, Any], where: Where) -> str:
     for key in ("system", "run"):
         if obj.get(key) is not None:
-            return expect_text(obj[key], where, key)
+            return expect_text(obj[key], where, key, limit=MAX_SYSTEM)
     return ""
 
 

@@ -7,13 +7,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.decoder
+import json.scanner
+import math
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from audit.formats.records import FormatError
 
 MAX_DEPTH = 100
+KNOWN_FORMATS = (
+    "native (JSONL, one answer per line), alce (ALCE result JSON), "
+    "ragas (RAGAS samples as JSONL or a JSON list), expertqa (ExpertQA JSONL), "
+    "citeaudit (Citeaudit's own JSONL export)"
+)
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -21,7 +30,61 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _JSON_SPACE = " \t\r\n"
 _NON_SPACE = re.compile(r"[^ \t\r\n]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_DECODER = json.JSONDecoder()
+# A JSON string, skipped when looking for where a refused number stands outside strings.
+_STRING_TOKEN = r'"(?:[^"\\]|\\.)*"'
+_KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"[ \t\r\n]*:[ \t\r\n]*\Z')
+
+
+class _NotJson(ValueError):
+    """Raised from inside the decoder's hooks: valid to Python's json, refused here."""
+
+    def __init__(self, key: str = "") -> None:
+        super().__init__(key)
+        self.key = key
+        self.pos: int | None = None
+
+
+class _Constant(_NotJson):
+    pass
+
+
+class _HugeNumber(_NotJson):
+    pass
+
+
+class _DuplicateKey(_NotJson):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    # Python's json reads NaN and Infinity, which JSON does not have and PostgreSQL's jsonb
+    # refuses; a judge's score of NaN is a bug in the file, not a number.
+    raise _Constant(name)
+
+
+def _finite_float(literal: str) -> float:
+    # 1e400 reads as inf: the same number JSON cannot hold, written another way.
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _HugeNumber(literal)
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys; a file saying two things is refused.
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+)
 
 
 @dataclass(frozen=True)
@@ -30,11 +93,33 @@ class JsonLine:
     value: Any
 
 
-@dataclass(frozen=True)
 class JsonLines:
-    """A file read as JSON Lines: one JSON value per non-blank line."""
+    """A file read as JSON Lines: one JSON value per non-blank line.
 
-    lines: tuple[JsonLine, ...]
+    Lines are parsed as they are iterated, so a parser that stops early (a web import over
+    its limit, a bad line) never holds the whole file as Python objects.
+    """
+
+    def __init__(self, text: str, filename: str) -> None:
+        self._text = text
+        self._filename = filename
+        # Parsed now: a file whose first line is broken fails before anything else runs,
+        # and format detection looks at it.
+        self.first: JsonLine | None = next(iter(self), None)
+
+    def __iter__(self) -> Iterator[JsonLine]:
+        text, filename = self._text, self._filename
+        pos, number = 0, 0
+        while pos <= len(text):
+            # Split on "\n" only: U+2028 and friends may sit inside JSON strings.
+            end = text.find("\n", pos)
+            if end == -1:
+                end = len(text)
+            number += 1
+            raw = text[pos:end]
+            pos = end + 1
+            if raw.strip(_JSON_SPACE):
+                yield JsonLine(number, _parse_line(raw, filename, number))
 
 
 @dataclass(frozen=True)
@@ -91,18 +176,28 @@ def load_json(text: str, filename: str) -> JsonFile:
     try:
         value, end = _DECODER.raw_decode(text, start)
     except json.JSONDecodeError as err:
-        line_end = text.find("\n", start)
-        head = text[start : len(text) if line_end == -1 else line_end].strip(_JSON_SPACE)
+        head = text[start : _line_end(text, start)].strip(_JSON_SPACE)
         # Pretty-printed documents open with a lone bracket; anything more on the first line
         # of a multi-line file is a JSON Lines record, best reported on its own line.
         if err.lineno > first_line and head not in ("{", "["):
-            return _load_lines(text, filename)
+            return JsonLines(text, filename)
+        if err.pos == start and head[:1] not in ("{", "[", '"'):
+            raise _not_json(filename, first_line, head) from None
         raise _syntax_error(filename, f"line {err.lineno}", err, text) from None
+    except _NotJson as err:
+        raise _refusal(err, text, start, filename) from None
     except RecursionError:
         raise _too_deep(filename, f"line {first_line}") from None
     except ValueError as err:  # e.g. an integer literal longer than Python converts
         raise FormatError(filename, f"line {first_line}", "", f"invalid JSON: {err}") from None
     trailing = _NON_SPACE.search(text, end)
+    if (
+        trailing is not None
+        and not isinstance(value, dict | list)
+        and text[trailing.start()] in ",;\t"
+    ):
+        # "1,2,3" or "a","b": a table's first row, whose first cell happens to be JSON.
+        raise _not_json(filename, first_line, text[start : _line_end(text, start)])
     if trailing is None:
         check_depth(value, Where(filename, ""))
         return JsonDocument(value, first_line)
@@ -113,27 +208,111 @@ def load_json(text: str, filename: str) -> JsonFile:
         raise FormatError(
             filename, f"line {line}", "", f"invalid JSON at column {column}: extra data"
         )
-    return _load_lines(text, filename)
+    return JsonLines(text, filename)
 
 
-def _load_lines(text: str, filename: str) -> JsonLines:
-    lines = []
-    # split("\n") rather than splitlines(): U+2028 and friends may sit inside JSON strings.
-    for number, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip(_JSON_SPACE):
-            continue
-        location = f"line {number}"
+def _parse_line(raw: str, filename: str, number: int) -> Any:
+    location = f"line {number}"
+    try:
+        value = _DECODER.decode(raw)
+    except json.JSONDecodeError as err:
+        raise _syntax_error(filename, location, err, raw) from None
+    except _NotJson as err:
+        raise _refusal(err, raw, 0, filename, first_line=number) from None
+    except RecursionError:
+        raise _too_deep(filename, location) from None
+    except ValueError as err:
+        raise FormatError(filename, location, "", f"invalid JSON: {err}") from None
+    check_depth(value, Where(filename, location))
+    return value
+
+
+def _refusal(
+    err: _NotJson, text: str, start: int, filename: str, first_line: int = 1
+) -> FormatError:
+    """Where in text (parsed from start; its first line is first_line) a hook refused."""
+    if isinstance(err, _Constant | _HugeNumber):
+        pos = _token_position(text, start, err.key)
+        field = _key_before(text, pos) if pos is not None else ""
+        if isinstance(err, _Constant):
+            message = f"{err.key} is not a number JSON allows; write a number or null"
+        else:
+            literal = err.key if len(err.key) <= 20 else err.key[:19] + "…"
+            message = f"{literal} is too large a number to store; JSON readers make it infinite"
+    else:
+        pos = _duplicate_position(text, start)
+        field = err.key
+        message = "the same key appears twice in one object; give it once"
+    if pos is None:
+        return FormatError(filename, f"line {first_line}", field, message)
+    line = first_line + text.count("\n", 0, pos)
+    column = pos - text.rfind("\n", 0, pos)
+    return FormatError(filename, f"line {line}", field, f"{message} (column {column})")
+
+
+def _token_position(text: str, start: int, token: str) -> int | None:
+    """Where a number or constant first stands outside a string, from start."""
+    pattern = re.compile(f"{_STRING_TOKEN}|(?<![0-9A-Za-z.+-])({re.escape(token)})(?![0-9A-Za-z.])")
+    for match in pattern.finditer(text, start):
+        if match.group(1):
+            return match.start(1)
+    return None
+
+
+def _key_before(text: str, pos: int) -> str:
+    """The object key a value at pos belongs to, or "" for a list item."""
+    match = _KEY_BEFORE.search(text, max(0, pos - 1000), pos)
+    if match is None:
+        return ""
+    try:
+        return json.loads(f'"{match.group(1)}"')
+    except ValueError:
+        return ""
+
+
+def _duplicate_position(text: str, start: int) -> int | None:
+    """The opening brace of the first object that repeats a key.
+
+    Only on the error path: parses again with the pure-Python scanner, whose object hook is
+    told where each object starts.
+    """
+
+    def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[dict, int]:
         try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise _syntax_error(filename, location, err, raw) from None
-        except RecursionError:
-            raise _too_deep(filename, location) from None
-        except ValueError as err:
-            raise FormatError(filename, location, "", f"invalid JSON: {err}") from None
-        check_depth(value, Where(filename, location))
-        lines.append(JsonLine(number, value))
-    return JsonLines(tuple(lines))
+            return json.decoder.JSONObject(s_and_end, *args)
+        except _DuplicateKey as err:
+            if err.pos is None:
+                err.pos = s_and_end[1] - 1
+            raise
+
+    context = json.JSONDecoder(
+        parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+    )
+    context.parse_object = parse_object
+    context.scan_once = json.scanner.py_make_scanner(context)
+    try:
+        context.raw_decode(text, start)
+    except _DuplicateKey as err:
+        return err.pos
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
+def _line_end(text: str, start: int) -> int:
+    end = text.find("\n", start)
+    return len(text) if end == -1 else end
+
+
+def _not_json(filename: str, line: int, head: str) -> FormatError:
+    if head.count(",") >= 2 or head.count("\t") >= 2 or head.count(";") >= 2:
+        message = (
+            "this is not JSON: it looks like a CSV or TSV table. Citeaudit imports JSON "
+            f"and JSON Lines files ({KNOWN_FORMATS})"
+        )
+    else:
+        message = f"this is not JSON or JSON Lines. Citeaudit imports {KNOWN_FORMATS}"
+    return FormatError(filename, f"line {line}", "", message)
 
 
 def check_depth(value: Any, where: Where) -> None:
@@ -147,10 +326,10 @@ def check_depth(value: Any, where: Where) -> None:
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
 
 
-def as_lines(doc: JsonFile, filename: str) -> tuple[JsonLine, ...]:
+def as_lines(doc: JsonFile, filename: str) -> Iterable[JsonLine]:
     """The records of a JSON Lines format; a file holding a single object is one record."""
     if isinstance(doc, JsonLines):
-        return doc.lines
+        return doc
     if isinstance(doc.value, list):
         raise FormatError(
             filename, "", "", "expected JSON Lines (one JSON object per line), got a JSON list"
@@ -199,8 +378,10 @@ def expect_list(value: Any, where: Where, field: str) -> list[Any]:
     return value
 
 
-def expect_text(value: Any, where: Where, field: str, *, allow_empty: bool = False) -> str:
-    """A string, kept exactly as given; blank counts as empty."""
+def expect_text(
+    value: Any, where: Where, field: str, *, allow_empty: bool = False, limit: int | None = None
+) -> str:
+    """A string, kept exactly as given; blank counts as empty; over limit is refused."""
     if not isinstance(value, str):
         raise where.error(field, f"expected a string, got {type_name(value)}")
     if "\x00" in value:
@@ -210,7 +391,13 @@ def expect_text(value: Any, where: Where, field: str, *, allow_empty: bool = Fal
         raise where.error(field, "contains an unpaired surrogate escape (\\ud800-\\udfff)")
     if not allow_empty and not value.strip():
         raise where.error(field, "must not be empty")
+    if limit is not None and len(value) > limit:
+        raise where.error(field, too_long(value, limit))
     return value
+
+
+def too_long(value: str, limit: int) -> str:
+    return f"is {len(value)} characters long; at most {limit} fit"
 
 
 def is_clean_text(value: str) -> bool:
@@ -239,16 +426,20 @@ def require(obj: dict[str, Any], key: str, where: Where, prefix: str = "") -> An
     return obj[key]
 
 
-def required_text(obj: dict[str, Any], key: str, where: Where, prefix: str = "") -> str:
-    return expect_text(require(obj, key, where, prefix), where, join(prefix, key))
+def required_text(
+    obj: dict[str, Any], key: str, where: Where, prefix: str = "", *, limit: int | None = None
+) -> str:
+    return expect_text(require(obj, key, where, prefix), where, join(prefix, key), limit=limit)
 
 
-def optional_text(obj: dict[str, Any], key: str, where: Where, prefix: str = "") -> str:
+def optional_text(
+    obj: dict[str, Any], key: str, where: Where, prefix: str = "", *, limit: int | None = None
+) -> str:
     """An optional string: absent or null reads as ""."""
     value = obj.get(key)
     if value is None:
         return ""
-    return expect_text(value, where, join(prefix, key), allow_empty=True)
+    return expect_text(value, where, join(prefix, key), allow_empty=True, limit=limit)
 
 
 def stable_id(text: str) -> str:

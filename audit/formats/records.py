@@ -10,6 +10,14 @@ from typing import Any
 
 from audit.formats.labelled import Answer as LabelledAnswer
 
+# The database's column limits for imported names (Question.external_id, Answer.external_id,
+# Answer.system, Rater.name, RaterLabel.raw_label): a longer value is refused with its place
+# in the file, never cut, since two ids cut to one prefix would become one answer.
+MAX_ID = 200
+MAX_SYSTEM = 200
+MAX_RATER = 200
+MAX_RAW_LABEL = 100
+
 
 @dataclass(frozen=True)
 class PassageRecord:
@@ -56,6 +64,45 @@ class AnswerRecord:
 class ParsedFile:
     format: str  # "native" | "alce" | "ragas" | "expertqa" | "citeaudit"
     records: tuple[AnswerRecord, ...]
+
+
+@dataclass
+class Budget:
+    """How many answers and claims one import may bring; None leaves it unbounded.
+
+    Counted by the parsers as they read, so a file over the bound is refused before the
+    rest of it is parsed and before anything is written.
+    """
+
+    filename: str
+    max_answers: int | None = None
+    max_claims: int | None = None
+    # What to do instead, appended to the refusal (the web page points to the command).
+    advice: str = ""
+    # What is counted as answers: a verdict file counts verdicts.
+    unit: str = "answers"
+    answers: int = 0
+    claims: int = 0
+
+    def take(self, record: AnswerRecord) -> AnswerRecord:
+        """Count an answer and its given claims; returns it, for records.append()."""
+        self.add_answer(record.location)
+        self.add_claims(len(record.claims or ()), record.location)
+        return record
+
+    def add_answer(self, location: str) -> None:
+        self.answers += 1
+        if self.max_answers is not None and self.answers > self.max_answers:
+            raise self._over(location, f"{self.max_answers:,} {self.unit}")
+
+    def add_claims(self, count: int, location: str) -> None:
+        self.claims += count
+        if self.max_claims is not None and self.claims > self.max_claims:
+            raise self._over(location, f"{self.max_claims:,} claims")
+
+    def _over(self, location: str, what: str) -> FormatError:
+        message = f"the file holds more than {what}, the most one import here may bring"
+        return FormatError(self.filename, location, "", f"{message}{self.advice}")
 
 
 class FormatError(ValueError):

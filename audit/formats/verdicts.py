@@ -18,7 +18,7 @@ from audit.formats.reading import (
     optional_text,
     required_text,
 )
-from audit.formats.records import FormatError
+from audit.formats.records import MAX_ID, MAX_RATER, Budget, FormatError
 from audit.judgments import JUDGMENT_CODES
 
 FIELDS = frozenset(
@@ -38,21 +38,29 @@ class Verdict:
     rationale: str
 
 
-def parse_verdicts(data: bytes, filename: str, *, max_bytes: int) -> tuple[Verdict, ...]:
-    """Parse and validate a whole verdict file; the first problem raises FormatError."""
+def parse_verdicts(
+    data: bytes, filename: str, *, max_bytes: int, budget: Budget | None = None
+) -> tuple[Verdict, ...]:
+    """Parse and validate a whole verdict file; the first problem raises FormatError.
+
+    A budget bounds the number of verdicts (counted as its answers); parsing stops at the
+    first one over it.
+    """
     doc = load_json(decode_text(data, filename, max_bytes), filename)
     verdicts = []
     seen: dict[tuple[str, str, object], str] = {}
     for line in as_lines(doc, filename):
         where = Where(filename, f"line {line.number}")
+        if budget is not None:
+            budget.add_answer(where.location)
         obj = expect_object(line.value, where, "")
         unknown = sorted(set(obj) - FIELDS)
         if unknown:
             raise where.error(
                 unknown[0], f"unknown field (expected one of {', '.join(sorted(FIELDS))})"
             )
-        judge = required_text(obj, "judge", where)
-        answer_id = required_text(obj, "answer_id", where)
+        judge = required_text(obj, "judge", where, limit=MAX_RATER)
+        answer_id = required_text(obj, "answer_id", where, limit=MAX_ID)
         index = obj.get("claim_index")
         if index is not None and (
             isinstance(index, bool) or not isinstance(index, int) or index < 0

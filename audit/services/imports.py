@@ -19,6 +19,7 @@ from audit import claims as claim_parsing
 from audit import matching
 from audit.formats import AnswerRecord, FormatError, ParsedFile, labelled
 from audit.formats.citeaudit import FORMAT as CITEAUDIT
+from audit.formats.records import Budget
 from audit.models import (
     Adjudication,
     Answer,
@@ -153,11 +154,13 @@ def answers_import(
     sha256: str,
     user: AbstractBaseUser | None = None,
     progress: Callable[[int], None] | None = None,
+    budget: Budget | None = None,
 ) -> ImportSummary:
     """Import every answer of a parsed file into the set, all or nothing.
 
     Answers already in the set (same content hash) are skipped. Raises FormatError (and
-    writes nothing) when a label points at a claim the answer does not have.
+    writes nothing) when a label points at a claim the answer does not have, or when the
+    claims the answers split into take the budget the parser started over its bound.
 
     A citeaudit export is restored as it was: claims keep their text, offsets and order,
     and their machine checks, assignments, sheets, rater labels and gold come back with
@@ -165,13 +168,6 @@ def answers_import(
     inactive, without a password or group, and the reviewers join the set.
     """
     with transaction.atomic():
-        batch = ImportBatch.objects.create(
-            audit_set=audit_set,
-            filename=filename[:300],
-            format=parsed.format,
-            sha256=sha256,
-            created_by=user if user and user.is_authenticated else None,
-        )
         seen = set(
             Answer.objects.filter(audit_set=audit_set).values_list("content_hash", flat=True)
         )
@@ -192,6 +188,19 @@ def answers_import(
                 continue
             seen.add(digest)
             fresh.append((record, digest))
+        if budget is not None and budget.max_claims is not None:
+            # Split here too, once more, so an over-long file is refused before any write.
+            for record, _ in fresh:
+                if record.claims is None:
+                    budget.add_claims(len(plan_claims(record)), record.location)
+
+        batch = ImportBatch.objects.create(
+            audit_set=audit_set,
+            filename=filename[:300],
+            format=parsed.format,
+            sha256=sha256,
+            created_by=user if user and user.is_authenticated else None,
+        )
 
         users = _people(audit_set, [record for record, _ in fresh])
         for chunk_start in range(0, len(fresh), CHUNK):
@@ -262,7 +271,7 @@ def _import_chunk(
     for record, _ in chunk:
         if record.question_id not in questions:
             question = Question(
-                audit_set=audit_set, external_id=record.question_id[:200], text=record.question
+                audit_set=audit_set, external_id=record.question_id, text=record.question
             )
             questions[record.question_id] = question
             new_questions.append(question)
@@ -274,8 +283,10 @@ def _import_chunk(
             audit_set=audit_set,
             question=questions[record.question_id],
             import_batch=batch,
-            external_id=record.answer_id[:200],
-            system=record.system[:200],
+            # No cutting to the column's length: the parsers refuse longer values, and two
+            # ids cut to one prefix would merge two answers.
+            external_id=record.answer_id,
+            system=record.system,
             text=record.answer,
             content_hash=digest,
             is_partial=any(p.cited_unknown for p in plan),
@@ -364,14 +375,14 @@ def _import_chunk(
                 )
             rater = raters.get(label.rater)
             if rater is None:
-                rater, _ = Rater.objects.get_or_create(name=label.rater[:200])
+                rater, _ = Rater.objects.get_or_create(name=label.rater)
                 raters[label.rater] = rater
             labels.append(
                 RaterLabel(
                     rater=rater,
                     claim=answer_claims[label.claim_index],
                     judgment=label.judgment or "",
-                    raw_label=label.raw_label[:100],
+                    raw_label=label.raw_label,
                     verification_worthy=label.verification_worthy,
                     note=label.note,
                     import_batch=batch,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from audit.formats.records import FormatError
+from audit.formats.records import Budget, FormatError
 from audit.formats.verdicts import Verdict, parse_verdicts
 from audit.models import Answer, AuditSet, Claim, ImportBatch, Rater, RaterLabel
 
@@ -26,7 +26,12 @@ def fold_whitespace(text: str) -> str:
 
 
 def verdicts_import(
-    *, audit_set: AuditSet, data: bytes, filename: str, max_bytes: int
+    *,
+    audit_set: AuditSet,
+    data: bytes,
+    filename: str,
+    max_bytes: int,
+    budget: Budget | None = None,
 ) -> VerdictImportSummary:
     """Parse a verdict file and store every verdict, or nothing.
 
@@ -35,7 +40,7 @@ def verdicts_import(
     claim, or a judge whose name is taken by imported human labels, raises FormatError
     naming the file, line and field.
     """
-    verdicts = parse_verdicts(data, filename, max_bytes=max_bytes)
+    verdicts = parse_verdicts(data, filename, max_bytes=max_bytes, budget=budget)
     claim_of = _resolve(audit_set, verdicts, filename)
     with transaction.atomic():
         raters: dict[str, Rater] = {}

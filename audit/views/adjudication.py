@@ -106,7 +106,12 @@ def adjudicate_save(request: HttpRequest, pk: int) -> HttpResponse:
         return _blind_notice(request, claim)
     form = AdjudicationForm(request.POST, passage_positions=_positions(claim))
     if not form.is_valid():
-        problems = [f"{name}: {e}" for name, errors in form.errors.items() for e in errors]
+        # Labels as the page shows them, not the fields' names in the code.
+        problems = [
+            e if name == "__all__" else f"{form[name].label}: {e}"
+            for name, errors in form.errors.items()
+            for e in errors
+        ]
         return _render_adjudication(request, claim, form=form, problems=problems, status=400)
     data = form.cleaned_data
     take = data["take"]

@@ -17,7 +17,7 @@ from django.urls import reverse
 from audit import dashboard, judgments, selectors, services
 from audit.agreement import BINARY_NOT, ConfusionMatrix
 from audit.dashboard import REVIEWERS, Dashboard, Reviewer
-from audit.formats.records import FormatError
+from audit.formats.records import Budget, FormatError
 from audit.forms import DashboardFilterForm, VerdictUploadForm
 from audit.models import AuditSet, RaterLabel
 from audit.roles import is_lead
@@ -277,6 +277,16 @@ def verdicts_upload(request: HttpRequest, pk: int) -> HttpResponse:
                 data=upload.read(settings.IMPORT_MAX_BYTES + 1),
                 filename=upload.name,
                 max_bytes=settings.IMPORT_MAX_BYTES,
+                # One request imports a bounded number; the command has no bound.
+                budget=Budget(
+                    upload.name,
+                    max_answers=settings.WEB_IMPORT_MAX_VERDICTS,
+                    unit="verdicts",
+                    advice=(
+                        ". Import it on the server instead, where there is no such limit: "
+                        "python manage.py import_verdicts FILE --set NAME"
+                    ),
+                ),
             )
         except FormatError as error:
             ctx["error"] = str(error)

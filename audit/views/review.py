@@ -274,7 +274,12 @@ def _posted_version(request: HttpRequest, sheet: AuditSheet) -> int:
 
 
 def _form_errors(form: SheetForm) -> list[str]:
-    return [f"{field}: {error}" for field, errors in form.errors.items() for error in errors]
+    # The label the reviewer reads on the page, not the field's name in the code.
+    return [
+        error if field == "__all__" else f"{form[field].label}: {error}"
+        for field, errors in form.errors.items()
+        for error in errors
+    ]
 
 
 def _save_failed(

@@ -18,6 +18,7 @@ from audit import selectors, services
 from audit.distributions import flag_map, identical_groups
 from audit.filters import AnswerFilter, AuditSetFilter
 from audit.formats import FormatError, parse_file
+from audit.formats.records import Budget
 from audit.forms import AuditSetForm, ImportForm
 from audit.models import Answer, AuditSet, ClaimCheck
 from audit.roles import is_lead
@@ -132,16 +133,30 @@ def answers_upload(request: HttpRequest) -> HttpResponse:
     _require_lead(request)
     initial = {"audit_set": request.GET.get("set")} if request.GET.get("set") else None
     form = ImportForm(request.POST or None, request.FILES or None, initial=initial)
-    ctx: dict = {"form": form}
+    ctx: dict = {
+        "form": form,
+        "max_answers": f"{settings.WEB_IMPORT_MAX_ANSWERS:,}",
+        "max_claims": f"{settings.WEB_IMPORT_MAX_CLAIMS:,}",
+    }
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         data = upload.read(settings.IMPORT_MAX_BYTES + 1)
+        budget = Budget(
+            upload.name,
+            max_answers=settings.WEB_IMPORT_MAX_ANSWERS,
+            max_claims=settings.WEB_IMPORT_MAX_CLAIMS,
+            advice=(
+                ". Import it on the server instead, where there is no such limit: "
+                "python manage.py import_answers FILE --set NAME"
+            ),
+        )
         try:
             parsed = parse_file(
                 data,
                 upload.name,
                 fmt=form.cleaned_data["format"],
                 max_bytes=settings.IMPORT_MAX_BYTES,
+                budget=budget,
             )
             with transaction.atomic():
                 audit_set = form.cleaned_data["audit_set"] or AuditSet.objects.create(
@@ -153,6 +168,7 @@ def answers_upload(request: HttpRequest) -> HttpResponse:
                     filename=upload.name,
                     sha256=hashlib.sha256(data).hexdigest(),
                     user=request.user,
+                    budget=budget,
                 )
         except FormatError as error:
             ctx["error"] = str(error)

@@ -183,8 +183,8 @@ def test_an_export_given_as_native_gets_a_pointer():
         parse_file(_file(_answer()), "set.jsonl", fmt="native")
 
     assert str(error.value) == (
-        "set.jsonl: this looks like a citeaudit export (JSONL), not native JSONL "
-        "(try --format citeaudit)"
+        "set.jsonl: this looks like a citeaudit export (JSONL), not native JSONL: "
+        "import it as format 'citeaudit', or let the format be detected"
     )
 
 

@@ -63,13 +63,15 @@ def test_wrong_explicit_format_is_told_what_the_file_looks_like():
     data = (SAMPLES / "alce_sample.json").read_bytes()
 
     assert _error(data, "answers.json", fmt="native") == (
-        "answers.json: this looks like an ALCE result file, not native JSONL (try --format alce)"
+        "answers.json: this looks like an ALCE result file, not native JSONL: "
+        "import it as format 'alce', or let the format be detected"
     )
 
 
 def test_expertqa_file_given_as_ragas():
     assert _error(EXPERTQA_SLICE.read_bytes(), "e.jsonl", fmt="ragas") == (
-        "e.jsonl: this looks like an ExpertQA file, not a RAGAS dataset (try --format expertqa)"
+        "e.jsonl: this looks like an ExpertQA file, not a RAGAS dataset: "
+        "import it as format 'expertqa', or let the format be detected"
     )
 
 

@@ -58,7 +58,8 @@ class Command(BaseCommand):
                     progress=bar.update,
                 )
         except FormatError as error:
-            raise CommandError(f"{error}\nNothing was imported.") from None
+            # One line, no traceback: the error names the file, line and field.
+            raise CommandError(f"{error} (nothing was imported)") from None
         restored = f", {summary.sheets} sheets, {summary.gold} gold records"
         self.stdout.write(
             f"{file.name} ({summary.format}) into “{set_name}”: {summary.answers} answers "

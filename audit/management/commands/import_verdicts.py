@@ -44,7 +44,8 @@ class Command(BaseCommand):
                 max_bytes=settings.IMPORT_MAX_BYTES,
             )
         except FormatError as error:
-            raise CommandError(f"{error}\nNothing was imported.") from None
+            # One line, no traceback: the error names the file, line and field.
+            raise CommandError(f"{error} (nothing was imported)") from None
         self.stdout.write(
             f"{file.name} into “{set_name}”: verdicts of {', '.join(summary.judges)}: "
             f"{summary.created} new, {summary.replaced} replaced"
