@@ -359,11 +359,16 @@ class CompareForm(forms.Form):
     a = forms.ChoiceField(label="Before (A)")
     b = forms.ChoiceField(label="After (B)")
 
-    def __init__(self, *args, runs: list, **kwargs) -> None:
+    def __init__(
+        self, *args, runs: list, defaults: tuple[str, str] | None = None, **kwargs
+    ) -> None:
         super().__init__(*args, **kwargs)
         choices = [(run.key, run.name) for run in runs]
         self.fields["a"].choices = choices
         self.fields["b"].choices = choices
+        # Both selects on the first run would offer a comparison the form then refuses.
+        if defaults is not None:
+            self.fields["a"].initial, self.fields["b"].initial = defaults
 
     def clean(self) -> dict:
         data = super().clean()

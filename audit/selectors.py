@@ -13,6 +13,7 @@ from django.db.models import (
     Exists,
     F,
     IntegerField,
+    Max,
     OuterRef,
     Prefetch,
     Q,
@@ -683,6 +684,26 @@ def set_runs(*, audit_set: AuditSet) -> list[Run]:
     return runs
 
 
+def compare_defaults(*, audit_set: AuditSet) -> tuple[str, str] | None:
+    """The run keys the comparison page starts with: the set's two most recently imported
+    systems, older first; the two latest import batches when it has one system only."""
+    systems = list(
+        Answer.objects.filter(audit_set=audit_set)
+        .values("system")
+        .annotate(latest=Max("created_at"), last_pk=Max("pk"))
+        .order_by("-latest", "-last_pk")
+        .values_list("system", flat=True)[:2]
+    )
+    if len(systems) == 2:
+        return f"system:{systems[1]}", f"system:{systems[0]}"
+    batches = list(
+        audit_set.imports.order_by("-created_at", "-pk").values_list("pk", flat=True)[:2]
+    )
+    if len(batches) == 2:
+        return f"import:{batches[1]}", f"import:{batches[0]}"
+    return None
+
+
 def _run_filter(run_key: str | None) -> Q:
     if not run_key:
         return Q()
@@ -842,6 +863,19 @@ def run_claims(*, audit_set: AuditSet, run: str | None = None) -> list[RunClaim]
         )
         result.append(RunClaim(row["answer__question__external_id"], row["text"], label))
     return result
+
+
+def run_question_ids(*, audit_set: AuditSet, run: str) -> set[str]:
+    """External ids of the questions a run (see `set_runs`) has an answer to."""
+    kind, _, value = run.partition(":")
+    answers = Answer.objects.filter(audit_set=audit_set)
+    if kind == "system":
+        answers = answers.filter(system=value)
+    elif kind == "import" and value.isdigit():
+        answers = answers.filter(import_batch_id=int(value))
+    else:
+        raise Http404("No such run.")
+    return set(answers.values_list("question__external_id", flat=True))
 
 
 def claim_labels(*, audit_set: AuditSet, run: str | None = None) -> list[ClaimLabel]:

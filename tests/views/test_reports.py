@@ -306,31 +306,63 @@ def test_compare_two_systems_claim_by_claim(client_for, lead, three_runs):
 
     assert response.status_code == 200
     result = response.context["result"]
-    # v1 is unjudged, v3 gold: matched claims that v3 has supported "became supported".
-    became = [(p.a.text, p.b.claim_id) for p in result.with_status("became_supported")]
-    assert became == [
+    # v1 is unjudged, v3 gold: no pair has a judgment on both sides, so none "changed".
+    assert result.with_status("became_supported") == ()
+    assert result.with_status("changed") == ()
+    newly = [(p.a.text, p.b.claim_id) for p in result.with_status("newly_judged")]
+    assert newly == [
         ("Full-time employees receive 25 days of paid annual leave per year.", c["hm-1-c", 0].pk),
         ("Part-time staff receive leave pro rata.", c["hm-1-c", 1].pk),
+        ("Unused leave of up to 5 days may be carried over.", c["hm-1-c", 2].pk),
         ("An employee who resigns must give 4 weeks' notice.", c["hm-2-c", 0].pk),
+        ("During probation the notice period is 7,5 days.", c["hm-2-c", 1].pk),
         ("Overtime is paid at 1.5 times the hourly rate.", c["hm-3-c", 0].pk),
     ]
-    assert [p.b.claim_id for p in result.with_status("changed")] == [
-        c["hm-1-c", 2].pk,
+    assert sorted(claim.text for claim in result.appeared) == [
+        "Leave is approved by HR.",
+        "Overtime must be pre-approved.",
     ]
-    assert sorted(claim.text for claim in result.appeared) == sorted(
-        [
-            "Leave is approved by HR.",
-            "During probation either party may end employment with 7.5 days' notice.",
-            "Overtime must be pre-approved.",
-        ]
-    )
-    assert len(result.vanished) == 14 - 5
+    assert sorted(claim.text for claim in result.vanished) == [
+        "Leave requests must be approved by a line manager.",
+        "Notice must be given in writing [sic] to HR.",
+        "The policy was last revised in [2019] according to HR.",
+        "Work on public holidays is paid at double time.",
+    ]
+    # v3 has no answer to hm-4 and hm-5: their claims are listed apart, not as vanished.
+    assert [(claim.question_id, claim.text) for claim in result.unanswered_by_b] == [
+        ("hm-4", "Employees may work remotely from abroad for up to 30 days per year."),
+        ("hm-4", "Longer stays need approval from the tax team."),
+        ("hm-5", "Employees receive full pay for the first 10 days of sick leave."),
+        ("hm-5", "After that, statutory sick pay applies."),
+    ]
+    assert result.unanswered_by_a == ()
     deltas = {d.name: (d.a, d.b, d.delta) for d in result.deltas}
     assert deltas["supported"] == (0, 5, 5)
     assert deltas["contradicted"] == (0, 1, 1)
     assert deltas["uncited"] == (2, 1, -1)
     assert deltas["provisional_claims"] == (14, 0, -14)
-    assert "Became supported" in response.text
+    assert "Judged in B only" in response.text
+    assert "Not answered by run B: claims of A (4)" in response.text
+
+
+def test_compare_page_starts_with_the_two_latest_runs(client_for, lead, three_runs):
+    response = client_for(lead).get(reverse("audit:set-compare", args=[three_runs["set"].pk]))
+
+    form = response.context["form"]
+    assert (form["a"].value(), form["b"].value()) == ("system:handmade v2", f"system:{V3}")
+
+
+def test_compare_page_of_one_system_starts_with_its_two_latest_imports(client_for, lead, handmade):
+    handmade.answers.update(system="handmade")
+    first = handmade.imports.get()
+    import_file(handmade, FIXTURES / "demo" / "handmade_v3.jsonl")
+    handmade.answers.update(system="handmade")
+    second = handmade.imports.exclude(pk=first.pk).get()
+
+    response = client_for(lead).get(reverse("audit:set-compare", args=[handmade.pk]))
+
+    form = response.context["form"]
+    assert (form["a"].value(), form["b"].value()) == (f"import:{first.pk}", f"import:{second.pk}")
 
 
 def test_compare_two_imports(client_for, lead, three_runs):
