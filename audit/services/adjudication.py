@@ -121,6 +121,7 @@ def adjudication_save(
             evidence=fields["evidence"],
             wrong_citation_passage=fields["wrong_citation_passage"],
         )
+        problems += _cited_evidence_problems(claim, fields["judgment"], fields["evidence"])
         if problems:
             raise SheetIncomplete(problems)
         fields.update(reason=reason, note=note.strip(), lead=lead)
@@ -155,6 +156,22 @@ def adjudication_save(
                 comment=flag_comment.strip(),
             )
     return gold
+
+
+def _cited_evidence_problems(claim: Claim, judgment: str, evidence: list[dict]) -> list[str]:
+    """A wrong-citation gold says the cited passages do not support the claim, so evidence
+    in one of them contradicts it (and would make that citation look precise). Refused
+    rather than dropped: the lead decides which of the two is the mistake."""
+    if judgment != judgments.WRONG_CITATION:
+        return []
+    cited = set(claim.citations.values_list("position", flat=True))
+    return [
+        f"“Wrong citation” says the cited passages do not support the claim, but the "
+        f"evidence holds a sentence of cited passage [{item['passage']}]: "
+        f"“{item.get('text', '')}”. Untick it, or choose another judgment."
+        for item in evidence
+        if item.get("passage") in cited
+    ]
 
 
 def _from_sheet(take: int, sheets: list[AuditSheet]) -> dict:

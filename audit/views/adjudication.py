@@ -284,7 +284,8 @@ def _keys(values) -> set[tuple[int, int, int]]:
 def _values(
     sheets: list[AuditSheet], gold: Adjudication | None, form: AdjudicationForm | None
 ) -> dict:
-    """What the gold form shows: what was just posted, the gold record, or the sheets merged."""
+    """What the gold form shows: what was just posted, the gold record, or what every
+    sheet agrees on."""
     if form is not None:
         data = form.data
         return {
@@ -314,14 +315,25 @@ def _values(
             "flag_comment": "",
             "version": gold.version,
         }
+    # Before the lead decides, gold holds only what every sheet says: a union would put one
+    # reviewer's sentences into gold unseen, and they stay there when the judgment changes.
     said = {s.judgment for s in sheets}
-    wrong = {s.wrong_citation_passage.position for s in sheets if s.wrong_citation_passage}
+    wrong = {
+        s.wrong_citation_passage.position if s.wrong_citation_passage else None for s in sheets
+    }
+    evidence = [{(e["passage"], e["start"], e["end"]) for e in s.evidence} for s in sheets]
+    assertions = [set(s.unsupported_assertions) for s in sheets]
+    shared_assertions = set.intersection(*assertions) if assertions else set()
     return {
         "judgment": said.pop() if len(said) == 1 else "",
-        "evidence": {(e["passage"], e["start"], e["end"]) for s in sheets for e in s.evidence},
-        "wrong": str(wrong.pop()) if len(wrong) == 1 else "",
+        "evidence": set.intersection(*evidence) if evidence else set(),
+        "wrong": str(next(iter(wrong))) if len(wrong) == 1 and None not in wrong else "",
         "worthy": any(s.verification_worthy for s in sheets) if sheets else True,
-        "assertions": "\n".join(dict.fromkeys(a for s in sheets for a in s.unsupported_assertions)),
+        "assertions": "\n".join(
+            a
+            for a in dict.fromkeys(a for s in sheets for a in s.unsupported_assertions)
+            if a in shared_assertions
+        ),
         "reason": "",
         "note": "",
         "flag": False,

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit import services
-from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED
+from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, WRONG_CITATION
 from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag, Severity
 from audit.services import EvidenceRef, SheetData
 from tests.factories import UserFactory
@@ -166,17 +166,70 @@ def test_adjudication_page_shows_the_claim_both_sheets_and_marked_evidence(
     ]
     assert '<mark class="claim current">Part-time staff receive leave pro rata </mark>' in body
     # Both chose the part-time sentence (the matcher's hint too); only B the full-time one.
-    # The merged version starts from their union, with no judgment while they differ.
+    # Gold starts from what both chose, with no judgment while they differ.
     assert (
         f'<label class="gold-sent ev-a ev-b mh"><input type="checkbox" name="evidence" '
         f'value="{_key(part)}" checked><span class="badge badge-a" title="Reviewer A chose '
         f'this sentence">A</span><span class="badge badge-b" title="Reviewer B chose this '
         f'sentence">B</span>{PART_TIME}</label>'
     ) in body
-    assert f'value="{_key(full)}" checked><span class="badge badge-b"' in body
+    assert f'value="{_key(full)}"><span class="badge badge-b"' in body
+    assert ctx["values"]["evidence"] == {(part.passage, part.start, part.end)}
     assert (ctx["values"]["judgment"], ctx["version"], ctx["needs_reason"]) == ("", 0, True)
     assert '<select name="reason" id="id_reason" required>' in body
     assert 'id="take-a"' in body and 'id="take-b"' in body
+
+
+def test_gold_starts_with_only_the_evidence_and_assertions_every_sheet_chose(
+    client_for, opened, reviewer_a, reviewer_b, lead
+):
+    claim = _claim("hm-1-a", 0)
+    full = _ref(claim, 1, FULL_TIME)
+    faq = _ref(claim, 2, "Part-time staff: entitlement is calculated pro rata.")
+    _submit(reviewer_a, claim, SUPPORTED, full, unsupported_assertions=("per year",))
+    _submit(
+        reviewer_b,
+        claim,
+        WRONG_CITATION,
+        full,
+        faq,
+        wrong_citation_passage=2,
+        unsupported_assertions=("per year", "paid"),
+    )
+
+    response = client_for(lead).get(reverse("audit:adjudicate", args=[claim.pk]))
+
+    values = response.context["values"]
+    assert values["evidence"] == {(full.passage, full.start, full.end)}
+    assert (values["judgment"], values["wrong"], values["assertions"]) == ("", "", "per year")
+
+
+def test_wrong_citation_gold_refuses_the_evidence_left_in_a_cited_passage(
+    client_for, opened, reviewer_a, reviewer_b, lead
+):
+    claim = _claim("hm-1-a", 0)
+    full = _ref(claim, 1, FULL_TIME)
+    _submit(reviewer_a, claim, SUPPORTED, full)
+    _submit(reviewer_b, claim, WRONG_CITATION, full, wrong_citation_passage=2)
+
+    response = client_for(lead).post(
+        reverse("audit:adjudicate-save", args=[claim.pk]),
+        {
+            "version": 0,
+            "judgment": WRONG_CITATION,
+            "evidence": [_key(full)],
+            "wrong_citation_passage": "2",
+            "reason": "other",
+        },
+    )
+
+    assert response.status_code == 200
+    assert response.context["problems"] == [
+        "“Wrong citation” says the cited passages do not support the claim, but the "
+        f"evidence holds a sentence of cited passage [1]: “{FULL_TIME}”. Untick it, or "
+        "choose another judgment."
+    ]
+    assert Adjudication.objects.filter(claim=claim).count() == 0
 
 
 def test_adjudication_page_escapes_reviewer_text_and_can_hide_names(
