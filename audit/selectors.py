@@ -732,6 +732,7 @@ class _Verdict:
     verification_worthy: bool
     evidence: tuple[tuple[int, int, int], ...]
     wrong_passage: int | None
+    numbers_overridden: bool = False
 
 
 def _verdicts(claims: QuerySet[Claim]) -> dict[int, _Verdict]:
@@ -743,6 +744,7 @@ def _verdicts(claims: QuerySet[Claim]) -> dict[int, _Verdict]:
         "verification_worthy",
         "evidence",
         "wrong_citation_passage__position",
+        "numbers_overridden",
     ):
         verdicts[row["claim_id"]] = _Verdict(
             row["judgment"],
@@ -750,6 +752,7 @@ def _verdicts(claims: QuerySet[Claim]) -> dict[int, _Verdict]:
             row["verification_worthy"],
             _evidence_spans(row["evidence"]),
             row["wrong_citation_passage__position"],
+            row["numbers_overridden"],
         )
     sheets: dict[int, list[dict]] = defaultdict(list)
     for row in (
@@ -844,6 +847,14 @@ def run_claims(*, audit_set: AuditSet, run: str | None = None) -> list[RunClaim]
                 any(v.verification_worthy for v in atomic),
                 tuple(span for v in atomic for span in v.evidence),
                 next((v.wrong_passage for v in atomic if v.wrong_passage), None),
+                # The parent's numbers are spread over its atomic claims: overridden once
+                # a lead overrode every atomic claim whose own check misses a number.
+                any(v.numbers_overridden for v in atomic)
+                and all(
+                    v.numbers_overridden
+                    for pk, v in zip(parts, atomic, strict=True)
+                    if ungrounded.get(pk, 0)
+                ),
             )
         unknown = [m for m in row["cited_unknown"] or [] if isinstance(m, int)]
         label = ClaimLabel(
@@ -858,6 +869,7 @@ def run_claims(*, audit_set: AuditSet, run: str | None = None) -> list[RunClaim]
             evidence=verdict.evidence,
             wrong_citation_passage=verdict.wrong_passage,
             ungrounded_numbers=ungrounded.get(row["pk"], 0),
+            numbers_overridden=verdict.numbers_overridden,
             topics=topics.get(row["answer_id"], frozenset()),
             uncited=row["is_uncited"],
         )
@@ -876,6 +888,34 @@ def run_question_ids(*, audit_set: AuditSet, run: str) -> set[str]:
     else:
         raise Http404("No such run.")
     return set(answers.values_list("question__external_id", flat=True))
+
+
+def number_overrides(*, audit_set: AuditSet) -> list[Adjudication]:
+    """Gold records of the set whose number check a lead overrode, by system then claim,
+    each with `snippet` (the claim's first 200 characters) and `missing` (the numbers the
+    matcher did not find)."""
+    rows = list(
+        Adjudication.objects.filter(claim__answer__audit_set=audit_set, numbers_overridden=True)
+        .annotate(snippet=Left("claim__text", 200))
+        .select_related("claim__answer", "lead")
+        .only(
+            "pk",
+            "claim_id",
+            "numbers_override_reason",
+            "updated_at",
+            "claim__answer__system",
+            "lead__username",
+        )
+        .order_by("claim__answer__system", "claim__answer_id", "claim__order", "pk")
+    )
+    numbers = dict(
+        ClaimCheck.objects.filter(claim_id__in=[r.claim_id for r in rows]).values_list(
+            "claim_id", "numbers"
+        )
+    )
+    for row in rows:
+        row.missing = [n["token"] for n in numbers.get(row.claim_id) or [] if not n["grounded"]]
+    return rows
 
 
 def claim_labels(*, audit_set: AuditSet, run: str | None = None) -> list[ClaimLabel]:

@@ -320,3 +320,14 @@ def test_evidence_left_in_a_cited_passage_of_a_wrong_citation_makes_no_citation_
 
     assert citation_facts(wrong) == CitationFacts(recall=0, citations=1, precise=0, irrelevant=())
     assert summarize_claims([wrong]).citation_precision == 0.0
+
+
+def test_overridden_number_checks_leave_the_ungrounded_count_and_are_counted_apart():
+    labels = [
+        label(1, ungrounded_numbers=1, numbers_overridden=True),
+        label(2, ungrounded_numbers=2),
+    ]
+
+    summary = summarize_claims(labels)
+
+    assert (summary.ungrounded_numbers, summary.numbers_overridden) == (2, 1)

@@ -568,3 +568,49 @@ def test_a_wrong_citation_gold_keeps_evidence_in_the_right_passage(misattributed
     gold.refresh_from_db()
     assert [(e["passage"], e["text"]) for e in gold.evidence] == [(2, FAQ)]
     assert gold.wrong_citation_passage.position == 2
+
+
+# ------------------------------------------------------------------ number override
+
+
+def test_a_number_override_needs_a_reason_and_a_later_save_without_it_clears_it(disputed, lead):
+    claim, a, _b = disputed
+
+    with pytest.raises(ReviewError) as error:
+        services.adjudication_save(
+            claim=claim,
+            lead=lead,
+            version=0,
+            take=a.pk,
+            reason="other",
+            numbers_overridden=True,
+            numbers_override_reason="  ",
+        )
+    assert str(error.value) == "Say why the number check is overridden."
+    assert Adjudication.objects.filter(claim=claim).count() == 0
+
+    gold = services.adjudication_save(
+        claim=claim,
+        lead=lead,
+        version=0,
+        take=a.pk,
+        reason="other",
+        numbers_overridden=True,
+        numbers_override_reason=" [1] says “four weeks”. ",
+    )
+    gold.refresh_from_db()
+    assert (gold.numbers_overridden, gold.numbers_override_reason) == (
+        True,
+        "[1] says “four weeks”.",
+    )
+
+    gold = services.adjudication_save(
+        claim=claim,
+        lead=lead,
+        version=1,
+        take=a.pk,
+        reason="other",
+        numbers_override_reason="left over",
+    )
+    gold.refresh_from_db()
+    assert (gold.numbers_overridden, gold.numbers_override_reason) == (False, "")

@@ -87,6 +87,8 @@ def adjudication_save(
     reason: str = "",
     note: str = "",
     flag_comment: str = "",
+    numbers_overridden: bool = False,
+    numbers_override_reason: str = "",
 ) -> Adjudication:
     """Save the claim's gold record: sheet `take` (a pk) whole, or the merged `data`.
 
@@ -94,6 +96,8 @@ def adjudication_save(
     different current version, or a record created meanwhile (the unique constraint on the
     claim refuses the second insert), raises StaleAdjudication and writes nothing. A
     disagreement needs a reason code; `flag_comment` also raises a guideline flag.
+    `numbers_overridden` (with a required `numbers_override_reason`) makes the release
+    criterion "every number grounded" pass this claim; saving without it clears it.
     """
     if not is_lead(lead):
         raise PermissionDenied("Only a lead can adjudicate.")
@@ -101,6 +105,9 @@ def adjudication_save(
         raise ValueError("Give either a sheet to take or merged data.")
     if reason not in Adjudication.Reason.values:
         raise ReviewError(f"Unknown reason code “{reason}”.")
+    override_reason = numbers_override_reason.strip() if numbers_overridden else ""
+    if numbers_overridden and not override_reason:
+        raise ReviewError("Say why the number check is overridden.")
     with transaction.atomic():
         claim = Claim.objects.select_for_update(of=("self",)).get(pk=claim.pk)
         if claim.atomic_claims.exists():
@@ -124,7 +131,13 @@ def adjudication_save(
         problems += _cited_evidence_problems(claim, fields["judgment"], fields["evidence"])
         if problems:
             raise SheetIncomplete(problems)
-        fields.update(reason=reason, note=note.strip(), lead=lead)
+        fields.update(
+            reason=reason,
+            note=note.strip(),
+            lead=lead,
+            numbers_overridden=numbers_overridden,
+            numbers_override_reason=override_reason,
+        )
 
         if version == 0:
             gold = Adjudication(claim=claim, version=1, **fields)

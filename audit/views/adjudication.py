@@ -104,6 +104,8 @@ def adjudicate_save(request: HttpRequest, pk: int) -> HttpResponse:
             reason=data["reason"],
             note=data["note"],
             flag_comment=data["flag_comment"],
+            numbers_overridden=data["numbers_overridden"],
+            numbers_override_reason=data["numbers_override_reason"],
         )
     except services.StaleAdjudication as stale:
         return _render_adjudication(
@@ -202,7 +204,7 @@ def claim_history(request: HttpRequest, pk: int) -> HttpResponse:
             return "; ".join(value)
         if name == "wrong_citation_passage":
             return f"[{positions[value]}]" if value in positions else "(deleted passage)"
-        if name == "verification_worthy":
+        if name in ("verification_worthy", "numbers_overridden"):
             return "yes" if value else "no"
         if name == "reviewer":
             return f"Reviewer {letters[sheet_id]}" if anonymous else _username(value)
@@ -298,6 +300,8 @@ def _values(
             "note": data.get("note", ""),
             "flag": bool(data.get("flag")),
             "flag_comment": data.get("flag_comment", ""),
+            "numbers_overridden": bool(data.get("numbers_overridden")),
+            "numbers_override_reason": data.get("numbers_override_reason", ""),
             "version": data.get("version", gold.version if gold else 0),
         }
     if gold is not None:
@@ -313,6 +317,8 @@ def _values(
             "note": gold.note,
             "flag": False,
             "flag_comment": "",
+            "numbers_overridden": gold.numbers_overridden,
+            "numbers_override_reason": gold.numbers_override_reason,
             "version": gold.version,
         }
     # Before the lead decides, gold holds only what every sheet says: a union would put one
@@ -338,6 +344,8 @@ def _values(
         "note": "",
         "flag": False,
         "flag_comment": "",
+        "numbers_overridden": False,
+        "numbers_override_reason": "",
         "version": 0,
     }
 
@@ -420,6 +428,9 @@ def _render_adjudication(
         "pieces": display.answer_pieces(answer, top_level, current=claim.parent_id or claim.pk),
         "cited": sorted(cited),
         "check": check,
+        # The override is offered where the matcher found a number missing, and kept in
+        # view on a gold record that has one after a rematch grounded it.
+        "offer_number_override": bool(check and check.ungrounded) or values["numbers_overridden"],
         "cited_passages": [v for v in views if v.cited or v.chosen],
         "other_passages": [v for v in views if not (v.cited or v.chosen)],
         "orphans": orphans,

@@ -223,6 +223,7 @@ def set_report(request: HttpRequest, pk: int) -> HttpResponse:
             "changes": changes,
             "changed_after_lock": any(item["change"].after_lock for item in changes),
             "locked_since": selectors.criteria_locked_since(audit_set=audit_set),
+            "overrides": selectors.number_overrides(audit_set=audit_set),
         },
     )
 

@@ -491,3 +491,75 @@ def test_queue_and_adjudication_page_queries_do_not_grow_with_the_queue(
 
     assert _queue(client, opened).context["table"].paginator.count == 3 + 5
     assert (count(queue_url), count(page_url)) == before
+
+
+# ------------------------------------------------------------------ number override
+
+RESIGN = "An employee who wishes to resign must give four weeks' written notice to Human Resources."
+
+
+@pytest.fixture
+def four_weeks(opened, reviewer_a, reviewer_b):
+    """hm-2-a claim 0 says "4 weeks' notice"; its sources say "four weeks'": 4 is ungrounded."""
+    claim = _claim("hm-2-a", 0)
+    _submit(reviewer_a, claim, SUPPORTED, _ref(claim, 1, RESIGN))
+    _submit(reviewer_b, claim, PARTIAL, _ref(claim, 1, RESIGN))
+    return claim
+
+
+def test_adjudication_page_offers_the_number_override_for_an_ungrounded_number(
+    client_for, four_weeks, lead
+):
+    body = client_for(lead).get(reverse("audit:adjudicate", args=[four_weeks.pk])).text
+
+    assert '<span class="num-token ungrounded">4 ✗</span>' in body
+    assert (
+        '<input type="checkbox" name="numbers_overridden" id="id_numbers_overridden" value="on">'
+        in body
+    )
+
+
+def test_an_override_without_a_reason_keeps_the_lead_on_the_page(client_for, four_weeks, lead):
+    response = client_for(lead).post(
+        reverse("audit:adjudicate-save", args=[four_weeks.pk]),
+        {
+            "version": 0,
+            "judgment": SUPPORTED,
+            "evidence": [_key(_ref(four_weeks, 1, RESIGN))],
+            "reason": "other",
+            "numbers_overridden": "on",
+            "numbers_override_reason": "",
+        },
+    )
+
+    assert response.status_code == 400
+    assert response.context["problems"] == [
+        "numbers_override_reason: Say why the number check is overridden."
+    ]
+    assert Adjudication.objects.filter(claim=four_weeks).count() == 0
+
+
+def test_gold_stores_the_number_override_with_its_reason(client_for, four_weeks, lead):
+    client = client_for(lead)
+
+    response = client.post(
+        reverse("audit:adjudicate-save", args=[four_weeks.pk]),
+        {
+            "version": 0,
+            "judgment": SUPPORTED,
+            "evidence": [_key(_ref(four_weeks, 1, RESIGN))],
+            "reason": "other",
+            "numbers_overridden": "on",
+            "numbers_override_reason": "[1] says “four weeks”",
+        },
+    )
+
+    assert response.status_code == 302
+    gold = Adjudication.objects.get(claim=four_weeks)
+    assert (gold.numbers_overridden, gold.numbers_override_reason) == (
+        True,
+        "[1] says “four weeks”",
+    )
+    page = client.get(reverse("audit:adjudicate", args=[four_weeks.pk]))
+    assert page.context["values"]["numbers_overridden"] is True
+    assert "number check overridden" in page.text

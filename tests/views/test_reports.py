@@ -398,3 +398,46 @@ def test_imported_text_is_escaped_on_the_report(client_for, lead, handmade):
 
     assert "<script>x</script>" not in response.text
     assert "&lt;script&gt;x&lt;/script&gt;" in response.text
+
+
+def test_report_honours_and_lists_a_number_override(
+    client_for, lead, reviewer_a, reviewer_b, handmade
+):
+    _set_criteria(handmade, lead, [{"kind": "numbers_grounded", "only_supported": True}])
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    claim = _claim("hm-2-a", 0)  # "4 weeks' notice"; the passages say "four weeks'"
+    resign = (
+        "An employee who wishes to resign must give four weeks' written notice to Human Resources."
+    )
+    _both((reviewer_a, reviewer_b), claim, SUPPORTED, _ref(claim, 1, resign))
+    url = reverse("audit:set-report", args=[handmade.pk])
+    before = client_for(lead).get(url).context["overview"].systems[0]
+    assert before.decision.results[0].failing_claim_ids == (claim.pk,)
+
+    gold = Adjudication.objects.get(claim=claim)
+    services.adjudication_save(
+        claim=claim,
+        lead=lead,
+        version=gold.version,
+        take=gold.sheets.order_by("pk").first().pk,
+        numbers_overridden=True,
+        numbers_override_reason="[1] says “four weeks”",
+    )
+    response = client_for(lead).get(url)
+
+    v1 = response.context["overview"].systems[0]
+    assert v1.system == "handmade v1"
+    result = v1.decision.results[0]
+    assert (result.passed, result.failing_claim_ids) == (True, ())
+    assert result.detail == (
+        "Every number is found in the cited passages. "
+        "Number check overridden by a lead for 1 claim."
+    )
+    assert (v1.summary.ungrounded_numbers, v1.summary.numbers_overridden) == (
+        before.summary.ungrounded_numbers - 1,
+        1,
+    )
+    assert [
+        (g.claim_id, g.missing, g.numbers_override_reason) for g in response.context["overrides"]
+    ] == [(claim.pk, ["4"], "[1] says “four weeks”")]
+    assert "[1] says “four weeks”</td>" in response.text
