@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from audit import services
+from audit import selectors, services
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED
 from audit.models import Adjudication, AuditSheet, Claim, CriteriaChange
-from audit.services import EvidenceRef, SheetData
+from audit.services import AtomicPart, EvidenceRef, SheetData
 from tests.conftest import FIXTURES, import_file
 
 pytestmark = pytest.mark.django_db
@@ -441,3 +441,46 @@ def test_report_honours_and_lists_a_number_override(
         (g.claim_id, g.missing, g.numbers_override_reason) for g in response.context["overrides"]
     ] == [(claim.pk, ["4"], "[1] says “four weeks”")]
     assert "[1] says “four weeks”</td>" in response.text
+
+
+def test_a_split_claim_counts_as_overridden_once_every_atomic_claim_missing_a_number_is(
+    lead, reviewer_a, reviewer_b, handmade
+):
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    parent = _claim("hm-2-a", 0)
+    notice, weeks = services.claim_split(
+        claim=parent,
+        parts=[
+            AtomicPart("An employee who resigns must give notice."),
+            AtomicPart("The notice is 4 weeks.", citations=(1,)),
+        ],
+        by=lead,
+    )
+    resign = (
+        "An employee who wishes to resign must give four weeks' written notice to Human Resources."
+    )
+    for atom in (notice, weeks):
+        _both((reviewer_a, reviewer_b), atom, SUPPORTED, _ref(atom, 1, resign))
+
+    def parent_label():
+        labels = selectors.claim_labels(audit_set=handmade, run="system:handmade v1")
+        return next(label for label in labels if label.claim_id == parent.pk)
+
+    def override(atom) -> None:
+        gold = Adjudication.objects.get(claim=atom)
+        services.adjudication_save(
+            claim=atom,
+            lead=lead,
+            version=gold.version,
+            take=gold.sheets.order_by("pk").first().pk,
+            numbers_overridden=True,
+            numbers_override_reason="[1] says “four weeks”",
+        )
+
+    assert parent_label().numbers_overridden is False
+    # "The notice is 4 weeks." is the atomic claim that misses a number: until it is
+    # overridden, an override elsewhere does not cover the parent.
+    override(notice)
+    assert parent_label().numbers_overridden is False
+    override(weeks)
+    assert parent_label().numbers_overridden is True
