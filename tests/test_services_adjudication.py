@@ -524,9 +524,8 @@ def misattributed(opened, reviewer_a, reviewer_b):
 
 
 REFUSED_CITED = (
-    "“Wrong citation” says the cited passages do not support the claim, but the evidence "
-    f"holds a sentence of cited passage [1]: “{FULL_TIME}”. Untick it, or choose another "
-    "judgment."
+    "“Wrong citation” says the cited passages do not support the claim: untick "
+    f"“{FULL_TIME}” in cited passage [1], or choose another judgment."
 )
 
 

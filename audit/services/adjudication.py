@@ -179,9 +179,9 @@ def _cited_evidence_problems(claim: Claim, judgment: str, evidence: list[dict]) 
         return []
     cited = set(claim.citations.values_list("position", flat=True))
     return [
-        f"“Wrong citation” says the cited passages do not support the claim, but the "
-        f"evidence holds a sentence of cited passage [{item['passage']}]: "
-        f"“{item.get('text', '')}”. Untick it, or choose another judgment."
+        "“Wrong citation” says the cited passages do not support the claim: untick "
+        f"“{item.get('text', '')}” in cited passage [{item['passage']}], or choose another "
+        "judgment."
         for item in evidence
         if item.get("passage") in cited
     ]

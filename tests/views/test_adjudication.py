@@ -225,9 +225,8 @@ def test_wrong_citation_gold_refuses_the_evidence_left_in_a_cited_passage(
 
     assert response.status_code == 200
     assert response.context["problems"] == [
-        "“Wrong citation” says the cited passages do not support the claim, but the "
-        f"evidence holds a sentence of cited passage [1]: “{FULL_TIME}”. Untick it, or "
-        "choose another judgment."
+        "“Wrong citation” says the cited passages do not support the claim: untick "
+        f"“{FULL_TIME}” in cited passage [1], or choose another judgment."
     ]
     assert Adjudication.objects.filter(claim=claim).count() == 0
 
