@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, utils
@@ -12,11 +13,19 @@ from audit import judgments
 from audit.metrics import ClaimLabel, MetricSummary, summarize_claims
 
 DEFAULT_THRESHOLD = 70.0
+# Added to the similarity when both claims state numbers and state the same ones: a
+# paraphrase keeps its figures ("25 days" in both) while an unrelated claim of the same
+# answer rarely shares all of them.
+SAME_NUMBERS_BONUS = 10.0
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 BECAME_SUPPORTED = "became_supported"
 STOPPED_SUPPORTED = "stopped_supported"
 UNCHANGED = "unchanged"
 CHANGED = "changed"
+# Either side has no judgment yet, so nothing can be said about a change.
+NEWLY_JUDGED = "newly_judged"  # judged in B only
+NOT_JUDGED = "not_judged"  # not judged in B
 
 
 @dataclass(frozen=True)
@@ -41,8 +50,10 @@ class ClaimPair:
     question_id: str
     a: RunClaim
     b: RunClaim
-    score: float  # rapidfuzz token_sort_ratio, 0-100
-    status: str  # became_supported, stopped_supported, unchanged or changed
+    score: float  # see similarity(), 0-100
+    # became_supported, stopped_supported, changed or unchanged when both sides are judged;
+    # newly_judged or not_judged otherwise.
+    status: str
 
 
 @dataclass(frozen=True)
@@ -58,8 +69,11 @@ class MetricDelta:
 @dataclass(frozen=True)
 class RunComparison:
     pairs: tuple[ClaimPair, ...]
-    appeared: tuple[RunClaim, ...]  # only in run B
-    vanished: tuple[RunClaim, ...]  # only in run A
+    appeared: tuple[RunClaim, ...]  # only in run B, for a question A answered too
+    vanished: tuple[RunClaim, ...]  # only in run A, for a question B answered too
+    # Claims of questions the other run has no answer to: not a change in the claims.
+    unanswered_by_b: tuple[RunClaim, ...]
+    unanswered_by_a: tuple[RunClaim, ...]
     summary_a: MetricSummary
     summary_b: MetricSummary
     deltas: tuple[MetricDelta, ...]
@@ -73,12 +87,35 @@ class RunComparison:
 
 
 def similarity(a: str, b: str) -> float:
-    """Word-order-insensitive similarity, 0-100, ignoring case and punctuation: runs often
-    reorder the same statement ("In 2024 the rate was 5%" / "The rate was 5% in 2024")."""
-    return fuzz.token_sort_ratio(a, b, processor=utils.default_process)
+    """How alike two claims read, 0-100, ignoring case, punctuation and word order.
+
+    The mean of rapidfuzz's token_sort_ratio (whole wording, any order: "In 2024 the rate
+    was 5%" / "The rate was 5% in 2024") and token_set_ratio (shared words, forgiving
+    dropped or swapped ones: "Full-time employees receive 25 days of paid annual leave per
+    year" / "Full-time staff get 25 days of paid leave a year"); token_set_ratio alone
+    scores 100 for any claim whose words all occur in a longer one. Claims that state the
+    same numbers gain SAME_NUMBERS_BONUS, up to 100.
+    """
+    score = (
+        fuzz.token_sort_ratio(a, b, processor=utils.default_process)
+        + fuzz.token_set_ratio(a, b, processor=utils.default_process)
+    ) / 2
+    numbers_a, numbers_b = _numbers(a), _numbers(b)
+    if numbers_a and numbers_a == numbers_b:
+        score += SAME_NUMBERS_BONUS
+    return min(100.0, score)
+
+
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(n.replace(",", ".") for n in _NUMBER.findall(text))
 
 
 def pair_status(judgment_a: str | None, judgment_b: str | None) -> str:
+    """How a pair's judgment moved; "changed" and "unchanged" need a judgment on both sides."""
+    if judgment_b is None:
+        return NOT_JUDGED
+    if judgment_a is None:
+        return NEWLY_JUDGED
     if judgment_a == judgment_b:
         return UNCHANGED
     if judgment_b == judgments.SUPPORTED:
@@ -168,17 +205,32 @@ def compare_runs(
     threshold: float = DEFAULT_THRESHOLD,
     name_a: str = "A",
     name_b: str = "B",
+    questions_a: Collection[str] | None = None,
+    questions_b: Collection[str] | None = None,
 ) -> RunComparison:
     """Claim-by-claim comparison of run A (before) with run B (after), and metric deltas
-    computed from each run's own claims; the names key the two summaries."""
+    computed from each run's own claims; the names key the two summaries.
+
+    `questions_a`/`questions_b` are the questions each run answered (default: those its
+    claims belong to; an answer without claims still answers its question). Claims of a
+    question the other run never answered are listed apart, not as vanished or appeared.
+    """
     claims_a, claims_b = list(claims_a), list(claims_b)
-    pairs, appeared, vanished = match_claims(claims_a, claims_b, threshold=threshold)
+    answered_a = set(questions_a) if questions_a is not None else {c.question_id for c in claims_a}
+    answered_b = set(questions_b) if questions_b is not None else {c.question_id for c in claims_b}
+    pairs, appeared, vanished = match_claims(
+        [c for c in claims_a if c.question_id in answered_b],
+        [c for c in claims_b if c.question_id in answered_a],
+        threshold=threshold,
+    )
     summary_a = summarize_claims([c.label for c in claims_a], scope="system", key=name_a)
     summary_b = summarize_claims([c.label for c in claims_b], scope="system", key=name_b)
     return RunComparison(
         pairs=pairs,
         appeared=appeared,
         vanished=vanished,
+        unanswered_by_b=tuple(c for c in claims_a if c.question_id not in answered_b),
+        unanswered_by_a=tuple(c for c in claims_b if c.question_id not in answered_a),
         summary_a=summary_a,
         summary_b=summary_b,
         deltas=metric_deltas(summary_a, summary_b),

@@ -117,14 +117,17 @@ class NumbersGrounded:
 
     def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
         # A claim marked not verification-worthy has nothing a reader would check, so a phone
-        # number in a closing line does not hold back a release.
-        failing_claims = [
+        # number in a closing line does not hold back a release. A claim whose number check
+        # a lead overrode on its gold record passes, and the detail says how many did.
+        checked = [
             c
             for c in claims
             if c.verification_worthy
             and c.ungrounded_numbers > 0
             and (not self.only_supported or c.judgment == judgments.SUPPORTED)
         ]
+        failing_claims = [c for c in checked if not c.numbers_overridden]
+        overridden = len(checked) - len(failing_claims)
         if failing_claims:
             numbers = sum(c.ungrounded_numbers for c in failing_claims)
             detail = (
@@ -133,6 +136,8 @@ class NumbersGrounded:
             )
         else:
             detail = "Every number is found in the cited passages."
+        if overridden:
+            detail += f" Number check overridden by a lead for {_plural(overridden, 'claim')}."
         failing = tuple(c.claim_id for c in failing_claims)
         return CriterionResult(self, not failing, detail, failing)
 

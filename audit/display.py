@@ -5,6 +5,7 @@ Everything here returns plain text pieces with flags; templates escape them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import markdown
@@ -13,7 +14,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from audit import claims as claim_parsing
 from audit import matching
-from audit.models import Answer, Claim, Passage
+from audit.models import Answer, Claim, ClaimCheck, Passage
 from audit.segments import segment
 
 
@@ -112,6 +113,43 @@ def passage_views(
             previous_end = end
         views.append(view)
     return views
+
+
+@dataclass(frozen=True)
+class MatchScore:
+    """The matcher's one score as pages show it: the share of the claim's content words
+    found in one cited sentence together with its better neighbour (ClaimCheck.best_score,
+    the number the label thresholds apply to), and why the label is what it is.
+
+    The per-sentence ranking scores that order the highlighted sentences are on another
+    scale (BM25) and are never shown: two numbers called "score" side by side read as one.
+    """
+
+    percent: int
+    label: str
+    why: str
+
+
+def match_score(check: ClaimCheck | None, claim: Claim) -> MatchScore | None:
+    if check is None:
+        return None
+    verified = round(matching.VERIFIED_MIN_SCORE * 100)
+    likely = round(matching.LIKELY_MIN_SCORE * 100)
+    # Floored, so 74.9% never reads as the 75% threshold; rounded first against float noise.
+    percent = math.floor(round(check.best_score * 100, 6))
+    if check.label == ClaimCheck.Label.VERIFIED:
+        why = f"verified from {verified}% with every number found"
+    elif check.label == ClaimCheck.Label.LIKELY:
+        why = f"likely from {likely}%, verified from {verified}%"
+    elif claim.is_uncited:
+        why = "the claim cites no passage"
+    elif claim.cited_unknown:
+        why = "it cites a passage that was never supplied"
+    elif check.ungrounded:
+        why = "a number is not in the cited passages"
+    else:
+        why = f"likely from {likely}%"
+    return MatchScore(percent=percent, label=check.get_label_display(), why=why)
 
 
 # The matcher's best sentence is marked as a hint, and runners-up only when nearly as good:

@@ -223,6 +223,10 @@ class AdjudicationForm(forms.Form):
     note = forms.CharField(required=False, max_length=10000, widget=forms.Textarea)
     flag = forms.BooleanField(required=False, label="Flag for guideline update")
     flag_comment = forms.CharField(required=False, max_length=5000, widget=forms.Textarea)
+    numbers_overridden = forms.BooleanField(required=False, label="Override the number check")
+    numbers_override_reason = forms.CharField(
+        required=False, max_length=2000, widget=forms.Textarea, label="Why the numbers hold"
+    )
 
     def __init__(self, *args, passage_positions: list[int] = (), **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -232,6 +236,11 @@ class AdjudicationForm(forms.Form):
 
     def clean(self) -> dict:
         cleaned = super().clean()
+        if (
+            cleaned.get("numbers_overridden")
+            and not (cleaned.get("numbers_override_reason") or "").strip()
+        ):
+            self.add_error("numbers_override_reason", "Say why the number check is overridden.")
         if cleaned.get("flag"):
             comment = (cleaned.get("flag_comment") or cleaned.get("note") or "").strip()
             if not comment:
@@ -368,11 +377,16 @@ class CompareForm(forms.Form):
     a = forms.ChoiceField(label="Before (A)")
     b = forms.ChoiceField(label="After (B)")
 
-    def __init__(self, *args, runs: list, **kwargs) -> None:
+    def __init__(
+        self, *args, runs: list, defaults: tuple[str, str] | None = None, **kwargs
+    ) -> None:
         super().__init__(*args, **kwargs)
         choices = [(run.key, run.name) for run in runs]
         self.fields["a"].choices = choices
         self.fields["b"].choices = choices
+        # Both selects on the first run would offer a comparison the form then refuses.
+        if defaults is not None:
+            self.fields["a"].initial, self.fields["b"].initial = defaults
 
     def clean(self) -> dict:
         data = super().clean()

@@ -33,6 +33,9 @@ class ClaimLabel:
     ungrounded_numbers: int = 0
     topics: frozenset[str] = frozenset()
     uncited: bool = False
+    # A lead found the numbers in the sources in another form ("four weeks" for "4 weeks"):
+    # the matcher's ungrounded count stays as it is but no longer counts against release.
+    numbers_overridden: bool = False
 
     def __post_init__(self) -> None:
         # Callers pass lists straight from JSON fields; tuples keep the label hashable, and a
@@ -122,7 +125,8 @@ class MetricSummary:
 
     `supported` of `verifiable` is "claims fully supported by their own citations: n of m".
     Recall and precision are None when undefined: no verification-worthy claim, or no
-    citation.
+    citation. `ungrounded_numbers` leaves out claims whose number check a lead overrode;
+    `numbers_overridden` counts those claims.
     """
 
     scope: str  # "answer", "system" or "set"
@@ -142,6 +146,7 @@ class MetricSummary:
     uncited: int
     provisional_claims: int
     supported_without_evidence: int
+    numbers_overridden: int = 0
     # Derived here rather than passed in so they can never disagree with the counts, yet
     # still show up in dataclasses.asdict for templates and JSON.
     supported_share: float | None = field(init=False)
@@ -205,7 +210,10 @@ def summarize_claims(
         precise_citations=precise,
         contradicted=sum(label.judgment == judgments.CONTRADICTED for label in labels),
         wrong_citations=sum(label.is_wrong_citation for label in labels),
-        ungrounded_numbers=sum(label.ungrounded_numbers for label in labels),
+        ungrounded_numbers=sum(
+            label.ungrounded_numbers for label in labels if not label.numbers_overridden
+        ),
+        numbers_overridden=sum(label.numbers_overridden for label in labels),
         cited_unknown=sum(len(label.cited_unknown) for label in labels),
         uncited=sum(label.uncited for label in labels),
         provisional_claims=sum(label.provisional for label in labels),

@@ -512,6 +512,11 @@ class Adjudication(models.Model):
     sheets = models.ManyToManyField(AuditSheet, blank=True, related_name="adjudications")
     reason = models.CharField(max_length=30, choices=Reason, blank=True)
     note = models.TextField(blank=True)
+    # The lead read the sources and found the claim's numbers there in another form ("4
+    # weeks" / "four weeks"): the release criterion "every number grounded" then passes
+    # the claim. The reason is required and shown on the report.
+    numbers_overridden = models.BooleanField(default=False)
+    numbers_override_reason = models.TextField(blank=True)
     lead = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -14,6 +14,7 @@ from django.db.models import (
     Exists,
     F,
     IntegerField,
+    Max,
     OuterRef,
     Prefetch,
     Q,
@@ -791,6 +792,26 @@ def set_runs(*, audit_set: AuditSet) -> list[Run]:
     return runs
 
 
+def compare_defaults(*, audit_set: AuditSet) -> tuple[str, str] | None:
+    """The run keys the comparison page starts with: the set's two most recently imported
+    systems, older first; the two latest import batches when it has one system only."""
+    systems = list(
+        Answer.objects.filter(audit_set=audit_set)
+        .values("system")
+        .annotate(latest=Max("created_at"), last_pk=Max("pk"))
+        .order_by("-latest", "-last_pk")
+        .values_list("system", flat=True)[:2]
+    )
+    if len(systems) == 2:
+        return f"system:{systems[1]}", f"system:{systems[0]}"
+    batches = list(
+        audit_set.imports.order_by("-created_at", "-pk").values_list("pk", flat=True)[:2]
+    )
+    if len(batches) == 2:
+        return f"import:{batches[1]}", f"import:{batches[0]}"
+    return None
+
+
 def _run_filter(run_key: str | None) -> Q:
     if not run_key:
         return Q()
@@ -819,6 +840,7 @@ class _Verdict:
     verification_worthy: bool
     evidence: tuple[tuple[int, int, int], ...]
     wrong_passage: int | None
+    numbers_overridden: bool = False
 
 
 def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
@@ -835,6 +857,7 @@ def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
         "verification_worthy",
         "evidence",
         "wrong_citation_passage__position",
+        "numbers_overridden",
     ):
         verdicts[row["claim_id"]] = _Verdict(
             row["judgment"],
@@ -842,6 +865,7 @@ def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
             row["verification_worthy"],
             _evidence_spans(row["evidence"]),
             row["wrong_citation_passage__position"],
+            row["numbers_overridden"],
         )
     sheets: dict[int, list[dict]] = defaultdict(list)
     for row in (
@@ -936,6 +960,14 @@ def run_claims(*, audit_set: AuditSet, run: str | None = None, viewer=None) -> l
                 any(v.verification_worthy for v in atomic),
                 tuple(span for v in atomic for span in v.evidence),
                 next((v.wrong_passage for v in atomic if v.wrong_passage), None),
+                # The parent's numbers are spread over its atomic claims: overridden once
+                # a lead overrode every atomic claim whose own check misses a number.
+                any(v.numbers_overridden for v in atomic)
+                and all(
+                    v.numbers_overridden
+                    for pk, v in zip(parts, atomic, strict=True)
+                    if ungrounded.get(pk, 0)
+                ),
             )
         unknown = [m for m in row["cited_unknown"] or [] if isinstance(m, int)]
         label = ClaimLabel(
@@ -950,11 +982,53 @@ def run_claims(*, audit_set: AuditSet, run: str | None = None, viewer=None) -> l
             evidence=verdict.evidence,
             wrong_citation_passage=verdict.wrong_passage,
             ungrounded_numbers=ungrounded.get(row["pk"], 0),
+            numbers_overridden=verdict.numbers_overridden,
             topics=topics.get(row["answer_id"], frozenset()),
             uncited=row["is_uncited"],
         )
         result.append(RunClaim(row["answer__question__external_id"], row["text"], label))
     return result
+
+
+def run_question_ids(*, audit_set: AuditSet, run: str) -> set[str]:
+    """External ids of the questions a run (see `set_runs`) has an answer to."""
+    kind, _, value = run.partition(":")
+    answers = Answer.objects.filter(audit_set=audit_set)
+    if kind == "system":
+        answers = answers.filter(system=value)
+    elif kind == "import" and value.isdigit():
+        answers = answers.filter(import_batch_id=int(value))
+    else:
+        raise Http404("No such run.")
+    return set(answers.values_list("question__external_id", flat=True))
+
+
+def number_overrides(*, audit_set: AuditSet) -> list[Adjudication]:
+    """Gold records of the set whose number check a lead overrode, by system then claim,
+    each with `snippet` (the claim's first 200 characters) and `missing` (the numbers the
+    matcher did not find)."""
+    rows = list(
+        Adjudication.objects.filter(claim__answer__audit_set=audit_set, numbers_overridden=True)
+        .annotate(snippet=Left("claim__text", 200))
+        .select_related("claim__answer", "lead")
+        .only(
+            "pk",
+            "claim_id",
+            "numbers_override_reason",
+            "updated_at",
+            "claim__answer__system",
+            "lead__username",
+        )
+        .order_by("claim__answer__system", "claim__answer_id", "claim__order", "pk")
+    )
+    numbers = dict(
+        ClaimCheck.objects.filter(claim_id__in=[r.claim_id for r in rows]).values_list(
+            "claim_id", "numbers"
+        )
+    )
+    for row in rows:
+        row.missing = [n["token"] for n in numbers.get(row.claim_id) or [] if not n["grounded"]]
+    return rows
 
 
 def claim_labels(*, audit_set: AuditSet, run: str | None = None, viewer=None) -> list[ClaimLabel]:

@@ -5,6 +5,8 @@ import pytest
 from audit.comparison import (
     BECAME_SUPPORTED,
     CHANGED,
+    NEWLY_JUDGED,
+    NOT_JUDGED,
     STOPPED_SUPPORTED,
     UNCHANGED,
     MetricDelta,
@@ -130,3 +132,84 @@ def test_empty_runs_compare_to_nothing():
 
     assert (comparison.pairs, comparison.appeared, comparison.vanished) == ((), (), ())
     assert all(d.delta in (None, 0) for d in comparison.deltas)
+
+
+def test_a_paraphrase_with_the_same_figures_is_paired():
+    # handmade v1 and v2 of question hm-1 (fixtures/demo/handmade.jsonl).
+    full_time = "Full-time employees receive 25 days of paid annual leave per year."
+    a = [
+        claim(1, "hm-1", full_time, None),
+        claim(2, "hm-1", "Part-time staff receive leave pro rata.", None),
+        claim(3, "hm-1", "Unused leave of up to 5 days may be carried over.", None),
+    ]
+    b = [
+        claim(11, "hm-1", "Full-time staff get 25 days of paid leave a year.", None),
+        claim(12, "hm-1", "Up to 5 unused days can be carried over.", None),
+    ]
+
+    pairs, appeared, vanished = match_claims(a, b)
+
+    assert [(p.a.claim_id, p.b.claim_id) for p in pairs] == [(1, 11), (3, 12)]
+    assert appeared == ()
+    assert [c.claim_id for c in vanished] == [2]
+
+
+def test_claims_sharing_words_but_not_the_statement_are_not_paired():
+    a = [claim(1, "q1", "Unused leave of up to 5 days may be carried over.", None)]
+    b = [claim(2, "q1", "Full-time staff get 25 days of paid leave a year.", None)]
+
+    assert match_claims(a, b)[0] == ()
+
+
+def test_same_figures_raise_similarity_and_other_figures_do_not():
+    same = similarity("Staff get 25 days of leave.", "Employees get 25 days of leave.")
+    other = similarity("Staff get 25 days of leave.", "Employees get 20 days of leave.")
+
+    assert same - other > 10
+
+
+def test_claims_of_a_question_run_b_never_answered_are_not_vanished():
+    a = [
+        claim(1, "q1", "Sick pay starts on day one.", SUPPORTED),
+        claim(2, "q2", "Overtime is paid at 1.5 times the rate.", SUPPORTED),
+    ]
+    b = [
+        claim(11, "q1", "Sick pay starts on day one.", SUPPORTED),
+        claim(12, "q3", "Remote work abroad is allowed for 30 days.", SUPPORTED),
+    ]
+
+    comparison = compare_runs(a, b)
+
+    assert comparison.vanished == ()
+    assert comparison.appeared == ()
+    assert [c.claim_id for c in comparison.unanswered_by_b] == [2]
+    assert [c.claim_id for c in comparison.unanswered_by_a] == [12]
+
+
+def test_a_question_answered_without_claims_still_counts_as_answered():
+    a = [claim(1, "q1", "Sick pay starts on day one.", SUPPORTED)]
+
+    comparison = compare_runs(a, [], questions_a={"q1"}, questions_b={"q1"})
+
+    assert [c.claim_id for c in comparison.vanished] == [1]
+    assert comparison.unanswered_by_b == ()
+
+
+@pytest.mark.parametrize(
+    ("judgment_a", "judgment_b", "status"),
+    [
+        (None, SUPPORTED, NEWLY_JUDGED),
+        (None, NOT_SUPPORTED, NEWLY_JUDGED),
+        (SUPPORTED, None, NOT_JUDGED),
+        (None, None, NOT_JUDGED),
+        (NOT_SUPPORTED, CONTRADICTED, CHANGED),
+        (PARTIAL, PARTIAL, UNCHANGED),
+    ],
+)
+def test_a_judgment_changes_only_when_both_sides_are_judged(judgment_a, judgment_b, status):
+    pairs, _, _ = match_claims(
+        [claim(1, "q1", "Sick pay starts on day one.", judgment_a)],
+        [claim(2, "q1", "Sick pay starts on day one.", judgment_b)],
+    )
+
+    assert [p.status for p in pairs] == [status]

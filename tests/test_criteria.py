@@ -339,3 +339,25 @@ def test_a_negative_limit_gets_one_error_not_also_a_missing_one():
     assert form.errors == {
         "max_wrong_citations_limit": ["Ensure this value is greater than or equal to 0."]
     }
+
+
+def test_numbers_grounded_passes_a_claim_whose_number_check_a_lead_overrode():
+    claims = [
+        label(1, ungrounded_numbers=1, numbers_overridden=True),
+        label(2, ungrounded_numbers=2, judgment=NOT_SUPPORTED),
+    ]
+
+    result = NumbersGrounded().check(claims)
+
+    assert (result.passed, result.failing_claim_ids) == (False, (2,))
+    assert result.detail == (
+        "1 claim with 2 numbers not found in the cited passages. "
+        "Number check overridden by a lead for 1 claim."
+    )
+    assert NumbersGrounded().check(claims[:1]) == CriterionResult(
+        NumbersGrounded(),
+        True,
+        "Every number is found in the cited passages. "
+        "Number check overridden by a lead for 1 claim.",
+        (),
+    )

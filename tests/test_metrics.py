@@ -313,3 +313,21 @@ def test_metrics_stay_in_range_and_are_none_only_when_undefined(claims):
         assert sum(share for *_, share in counts.segments()) == pytest.approx(
             1.0 if counts.total else 0.0
         )
+
+
+def test_evidence_left_in_a_cited_passage_of_a_wrong_citation_makes_no_citation_precise():
+    wrong = label(1, judgment=WRONG_CITATION, evidence=((1, 0, 10),), wrong_citation_passage=2)
+
+    assert citation_facts(wrong) == CitationFacts(recall=0, citations=1, precise=0, irrelevant=())
+    assert summarize_claims([wrong]).citation_precision == 0.0
+
+
+def test_overridden_number_checks_leave_the_ungrounded_count_and_are_counted_apart():
+    labels = [
+        label(1, ungrounded_numbers=1, numbers_overridden=True),
+        label(2, ungrounded_numbers=2),
+    ]
+
+    summary = summarize_claims(labels)
+
+    assert (summary.ungrounded_numbers, summary.numbers_overridden) == (2, 1)

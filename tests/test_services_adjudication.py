@@ -556,3 +556,117 @@ def test_two_leads_saving_at_the_same_moment_leave_one_gold(
     assert sorted(outcomes.values()) == ["saved", "stale"]
     assert outcomes[gold.lead.username] == "saved"
     assert gold.history.count() == 1
+
+
+# ------------------------------------------------------------- wrong-citation evidence
+
+FAQ = "Part-time staff: entitlement is calculated pro rata."
+
+
+@pytest.fixture
+def misattributed(opened, reviewer_a, reviewer_b):
+    """hm-1-a claim 0 cites [1] only: A says supported by a sentence of [1]; B says wrong
+    citation ([2] supports it) but left that sentence of [1] in the evidence."""
+    claim = _claim("hm-1-a", 0)
+    a = _submit(reviewer_a, claim, SUPPORTED, _sentence(claim, 1, FULL_TIME))
+    b = _submit(
+        reviewer_b,
+        claim,
+        WRONG_CITATION,
+        _sentence(claim, 1, FULL_TIME),
+        _sentence(claim, 2, FAQ),
+        wrong_citation_passage=2,
+    )
+    return claim, a, b
+
+
+REFUSED_CITED = (
+    "“Wrong citation” says the cited passages do not support the claim: untick "
+    f"“{FULL_TIME}” in cited passage [1], or choose another judgment."
+)
+
+
+def test_a_wrong_citation_gold_with_evidence_in_a_cited_passage_is_refused(misattributed, lead):
+    claim, _a, _b = misattributed
+    merged = GoldData(
+        judgment=WRONG_CITATION,
+        evidence=(_sentence(claim, 1, FULL_TIME), _sentence(claim, 2, FAQ)),
+        wrong_citation_passage=2,
+    )
+
+    with pytest.raises(SheetIncomplete) as error:
+        services.adjudication_save(claim=claim, lead=lead, version=0, data=merged, reason="other")
+
+    assert error.value.problems == [REFUSED_CITED]
+    assert Adjudication.objects.filter(claim=claim).count() == 0
+
+
+def test_taking_a_wrong_citation_sheet_with_cited_evidence_is_refused(misattributed, lead):
+    claim, _a, b = misattributed
+
+    with pytest.raises(SheetIncomplete) as error:
+        services.adjudication_save(claim=claim, lead=lead, version=0, take=b.pk, reason="other")
+
+    assert error.value.problems == [REFUSED_CITED]
+    assert Adjudication.objects.filter(claim=claim).count() == 0
+
+
+def test_a_wrong_citation_gold_keeps_evidence_in_the_right_passage(misattributed, lead):
+    claim, _a, _b = misattributed
+    merged = GoldData(
+        judgment=WRONG_CITATION, evidence=(_sentence(claim, 2, FAQ),), wrong_citation_passage=2
+    )
+
+    gold = services.adjudication_save(
+        claim=claim, lead=lead, version=0, data=merged, reason="other"
+    )
+
+    gold.refresh_from_db()
+    assert [(e["passage"], e["text"]) for e in gold.evidence] == [(2, FAQ)]
+    assert gold.wrong_citation_passage.position == 2
+
+
+# ------------------------------------------------------------------ number override
+
+
+def test_a_number_override_needs_a_reason_and_a_later_save_without_it_clears_it(disputed, lead):
+    claim, a, _b = disputed
+
+    with pytest.raises(ReviewError) as error:
+        services.adjudication_save(
+            claim=claim,
+            lead=lead,
+            version=0,
+            take=a.pk,
+            reason="other",
+            numbers_overridden=True,
+            numbers_override_reason="  ",
+        )
+    assert str(error.value) == "Say why the number check is overridden."
+    assert Adjudication.objects.filter(claim=claim).count() == 0
+
+    gold = services.adjudication_save(
+        claim=claim,
+        lead=lead,
+        version=0,
+        take=a.pk,
+        reason="other",
+        numbers_overridden=True,
+        numbers_override_reason=" [1] says “four weeks”. ",
+    )
+    gold.refresh_from_db()
+    assert (gold.numbers_overridden, gold.numbers_override_reason) == (
+        True,
+        "[1] says “four weeks”.",
+    )
+
+    gold = services.adjudication_save(
+        claim=claim,
+        lead=lead,
+        version=1,
+        take=a.pk,
+        reason="other",
+        numbers_override_reason="left over",
+    )
+    gold.refresh_from_db()
+    assert (gold.numbers_overridden, gold.numbers_override_reason) == (False, "")

@@ -87,6 +87,8 @@ def adjudication_save(
     reason: str = "",
     note: str = "",
     flag_comment: str = "",
+    numbers_overridden: bool = False,
+    numbers_override_reason: str = "",
 ) -> Adjudication:
     """Save the claim's gold record: sheet `take` (a pk) whole, or the merged `data`.
 
@@ -94,6 +96,8 @@ def adjudication_save(
     different current version, or a record created meanwhile (the unique constraint on the
     claim refuses the second insert), raises StaleAdjudication and writes nothing. A
     disagreement needs a reason code; `flag_comment` also raises a guideline flag.
+    `numbers_overridden` (with a required `numbers_override_reason`) makes the release
+    criterion "every number grounded" pass this claim; saving without it clears it.
     """
     if not is_lead(lead):
         raise PermissionDenied("Only a lead can adjudicate.")
@@ -101,6 +105,9 @@ def adjudication_save(
         raise ValueError("Give either a sheet to take or merged data.")
     if reason not in Adjudication.Reason.values:
         raise ReviewError(f"Unknown reason code “{reason}”.")
+    override_reason = numbers_override_reason.strip() if numbers_overridden else ""
+    if numbers_overridden and not override_reason:
+        raise ReviewError("Say why the number check is overridden.")
     with transaction.atomic():
         claim = Claim.objects.select_for_update(of=("self",)).get(pk=claim.pk)
         if claim.atomic_claims.exists():
@@ -121,9 +128,16 @@ def adjudication_save(
             evidence=fields["evidence"],
             wrong_citation_passage=fields["wrong_citation_passage"],
         )
+        problems += _cited_evidence_problems(claim, fields["judgment"], fields["evidence"])
         if problems:
             raise SheetIncomplete(problems)
-        fields.update(reason=reason, note=note.strip(), lead=lead)
+        fields.update(
+            reason=reason,
+            note=note.strip(),
+            lead=lead,
+            numbers_overridden=numbers_overridden,
+            numbers_override_reason=override_reason,
+        )
 
         if version == 0:
             gold = Adjudication(claim=claim, version=1, **fields)
@@ -155,6 +169,22 @@ def adjudication_save(
                 comment=flag_comment.strip(),
             )
     return gold
+
+
+def _cited_evidence_problems(claim: Claim, judgment: str, evidence: list[dict]) -> list[str]:
+    """A wrong-citation gold says the cited passages do not support the claim, so evidence
+    in one of them contradicts it (and would make that citation look precise). Refused
+    rather than dropped: the lead decides which of the two is the mistake."""
+    if judgment != judgments.WRONG_CITATION:
+        return []
+    cited = set(claim.citations.values_list("position", flat=True))
+    return [
+        "“Wrong citation” says the cited passages do not support the claim: untick "
+        f"“{item.get('text', '')}” in cited passage [{item['passage']}], or choose another "
+        "judgment."
+        for item in evidence
+        if item.get("passage") in cited
+    ]
 
 
 def _from_sheet(take: int, sheets: list[AuditSheet]) -> dict:

@@ -1,5 +1,5 @@
-"""Template filters: untrusted URLs (only http(s) ever become links) and statistics (an
-undefined value shows as a dash, never as 0 or NaN)."""
+"""Template filters: untrusted URLs (only http(s) ever become links), statistics (an
+undefined value shows as a dash, never as 0 or NaN) and the matcher's score."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from django import template
 
-from audit import judgments
+from audit import display, judgments
 
 register = template.Library()
 
@@ -50,3 +50,9 @@ def judgment_label(code: str | None) -> str:
     if not code:
         return "not judged"
     return judgments.JUDGMENT_LABELS.get(code, code)
+
+
+@register.simple_tag
+def match_score(check, claim) -> display.MatchScore | None:
+    """The matcher's word match for a claim, as every page labels it (display.match_score)."""
+    return display.match_score(check, claim)

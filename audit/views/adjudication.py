@@ -125,6 +125,8 @@ def adjudicate_save(request: HttpRequest, pk: int) -> HttpResponse:
             reason=data["reason"],
             note=data["note"],
             flag_comment=data["flag_comment"],
+            numbers_overridden=data["numbers_overridden"],
+            numbers_override_reason=data["numbers_override_reason"],
         )
     except services.StaleAdjudication as stale:
         return _render_adjudication(
@@ -227,7 +229,7 @@ def claim_history(request: HttpRequest, pk: int) -> HttpResponse:
             return "; ".join(value)
         if name == "wrong_citation_passage":
             return f"[{positions[value]}]" if value in positions else "(deleted passage)"
-        if name in ("verification_worthy", "reopened_after_all_in"):
+        if name in ("verification_worthy", "reopened_after_all_in", "numbers_overridden"):
             return "yes" if value else "no"
         if name == "reviewer":
             return f"Reviewer {letters[sheet_id]}" if anonymous else _username(value)
@@ -311,7 +313,8 @@ def _keys(values) -> set[tuple[int, int, int]]:
 def _values(
     sheets: list[AuditSheet], gold: Adjudication | None, form: AdjudicationForm | None
 ) -> dict:
-    """What the gold form shows: what was just posted, the gold record, or the sheets merged."""
+    """What the gold form shows: what was just posted, the gold record, or what every
+    sheet agrees on."""
     if form is not None:
         data = form.data
         return {
@@ -324,6 +327,8 @@ def _values(
             "note": data.get("note", ""),
             "flag": bool(data.get("flag")),
             "flag_comment": data.get("flag_comment", ""),
+            "numbers_overridden": bool(data.get("numbers_overridden")),
+            "numbers_override_reason": data.get("numbers_override_reason", ""),
             "version": data.get("version", gold.version if gold else 0),
         }
     if gold is not None:
@@ -339,20 +344,35 @@ def _values(
             "note": gold.note,
             "flag": False,
             "flag_comment": "",
+            "numbers_overridden": gold.numbers_overridden,
+            "numbers_override_reason": gold.numbers_override_reason,
             "version": gold.version,
         }
+    # Before the lead decides, gold holds only what every sheet says: a union would put one
+    # reviewer's sentences into gold unseen, and they stay there when the judgment changes.
     said = {s.judgment for s in sheets}
-    wrong = {s.wrong_citation_passage.position for s in sheets if s.wrong_citation_passage}
+    wrong = {
+        s.wrong_citation_passage.position if s.wrong_citation_passage else None for s in sheets
+    }
+    evidence = [{(e["passage"], e["start"], e["end"]) for e in s.evidence} for s in sheets]
+    assertions = [set(s.unsupported_assertions) for s in sheets]
+    shared_assertions = set.intersection(*assertions) if assertions else set()
     return {
         "judgment": said.pop() if len(said) == 1 else "",
-        "evidence": {(e["passage"], e["start"], e["end"]) for s in sheets for e in s.evidence},
-        "wrong": str(wrong.pop()) if len(wrong) == 1 else "",
+        "evidence": set.intersection(*evidence) if evidence else set(),
+        "wrong": str(next(iter(wrong))) if len(wrong) == 1 and None not in wrong else "",
         "worthy": any(s.verification_worthy for s in sheets) if sheets else True,
-        "assertions": "\n".join(dict.fromkeys(a for s in sheets for a in s.unsupported_assertions)),
+        "assertions": "\n".join(
+            a
+            for a in dict.fromkeys(a for s in sheets for a in s.unsupported_assertions)
+            if a in shared_assertions
+        ),
         "reason": "",
         "note": "",
         "flag": False,
         "flag_comment": "",
+        "numbers_overridden": False,
+        "numbers_override_reason": "",
         "version": 0,
     }
 
@@ -435,6 +455,9 @@ def _render_adjudication(
         "pieces": display.answer_pieces(answer, top_level, current=claim.parent_id or claim.pk),
         "cited": sorted(cited),
         "check": check,
+        # The override is offered where the matcher found a number missing, and kept in
+        # view on a gold record that has one after a rematch grounded it.
+        "offer_number_override": bool(check and check.ungrounded) or values["numbers_overridden"],
         "cited_passages": [v for v in views if v.cited or v.chosen],
         "other_passages": [v for v in views if not (v.cited or v.chosen)],
         "orphans": orphans,

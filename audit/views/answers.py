@@ -43,7 +43,6 @@ def answer_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 "quotes": [
                     {
                         "passage": h["passage"],
-                        "score": h["score"],
                         "text": display.excerpt(
                             passages[h["passage"] - 1].text, h["start"], h["end"]
                         ),

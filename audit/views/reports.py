@@ -38,6 +38,8 @@ STATUS_LABELS = {
     comparison.STOPPED_SUPPORTED: "Stopped being supported",
     comparison.CHANGED: "Judgment changed",
     comparison.UNCHANGED: "Unchanged",
+    comparison.NEWLY_JUDGED: "Judged in B only",
+    comparison.NOT_JUDGED: "Not judged in B",
 }
 
 
@@ -226,6 +228,7 @@ def set_report(request: HttpRequest, pk: int) -> HttpResponse:
             "changes": changes,
             "changed_after_lock": any(item["change"].after_lock for item in changes),
             "locked_since": selectors.criteria_locked_since(audit_set=audit_set),
+            "overrides": selectors.number_overrides(audit_set=audit_set),
         },
     )
 
@@ -318,7 +321,9 @@ def set_compare(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = _get_set_for_lead(request, pk)
     runs = selectors.set_runs(audit_set=audit_set)
     names = {run.key: run.name for run in runs}
-    form = CompareForm(request.GET or None, runs=runs)
+    form = CompareForm(
+        request.GET or None, runs=runs, defaults=selectors.compare_defaults(audit_set=audit_set)
+    )
     ctx: dict = {"audit_set": audit_set, "here": "compare", "form": form}
     if form.is_bound and form.is_valid():
         a, b = form.cleaned_data["a"], form.cleaned_data["b"]
@@ -327,6 +332,8 @@ def set_compare(request: HttpRequest, pk: int) -> HttpResponse:
             selectors.run_claims(audit_set=audit_set, run=b, viewer=request.user),
             name_a=names[a],
             name_b=names[b],
+            questions_a=selectors.run_question_ids(audit_set=audit_set, run=a),
+            questions_b=selectors.run_question_ids(audit_set=audit_set, run=b),
         )
         ctx.update(
             {
@@ -340,6 +347,8 @@ def set_compare(request: HttpRequest, pk: int) -> HttpResponse:
                         comparison.STOPPED_SUPPORTED,
                         comparison.CHANGED,
                         comparison.UNCHANGED,
+                        comparison.NEWLY_JUDGED,
+                        comparison.NOT_JUDGED,
                     )
                 ],
                 "judgment_labels": judgments.JUDGMENT_LABELS,

@@ -97,8 +97,10 @@ def test_lead_resolves_every_disagreement_of_the_round(
     page.wait_for_url(f"{live_server.url}/claims/{c1.pk}/adjudicate/")
     expect(page.locator(".messages li").first).to_contain_text("Gold saved (Supported)")
     full = page.locator(f"label.gold-sent:has-text('{FULL_TIME}')")
-    expect(full.locator("input")).to_be_checked()  # prefilled from the union
-    full.click()
+    part = page.locator(f"label.gold-sent:has-text('{PART_TIME}')")
+    # Gold starts from what both chose: the part-time sentence, not B's full-time one.
+    expect(full.locator("input")).not_to_be_checked()
+    expect(part.locator("input")).to_be_checked()
     expect(page.locator("#gold-count")).to_have_text("1 in gold")
     screenshot(page, "adjudication-view-edit")
     page.check("input[name=judgment][value=partially_supported]")
@@ -177,3 +179,54 @@ def test_lead_resolves_every_disagreement_of_the_round(
     page.locator(".heatmap a.hm-link").first.click()
     expect(page.locator("h1")).to_contain_text("Sheet A: Supported")
     assert errors == []
+
+
+def test_lead_overrides_the_number_check_and_the_report_lists_it(
+    new_page, live_server, handmade, reviewer_a, reviewer_b, lead
+):
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    services.criteria_update(
+        audit_set=handmade, criteria=[{"kind": "numbers_grounded", "only_supported": True}], by=lead
+    )
+    claim = _claim("hm-2-a", 0)  # "4 weeks' notice"; the passage says "four weeks'"
+    resign = "An employee who wishes to resign must give four weeks' written notice"
+    _submit(reviewer_a, claim, SUPPORTED, _ref(claim, resign + " to Human Resources."))
+    _submit(reviewer_b, claim, UNCLEAR, notes="“4 weeks” vs “four weeks”?")
+    page = new_page(lead)
+    errors = _watch_errors(page)
+
+    page.goto(f"{live_server.url}/claims/{claim.pk}/adjudicate/")
+    expect(page.locator(".number-override .num-token.ungrounded")).to_have_text("4 ✗")
+    page.check("input[name=judgment][value=supported]")
+    page.locator("label.gold-sent", has_text=resign).click()
+    page.select_option("#id_reason", "ambiguous_source")
+    page.focus("#id_numbers_overridden")
+    page.keyboard.press("Space")
+    page.click("#save-merged")
+    # No reason yet: refused, and the tick is kept.
+    expect(page.locator("#adjudication-problems")).to_contain_text(
+        "Say why the number check is overridden."
+    )
+    expect(page.locator("#id_numbers_overridden")).to_be_checked()
+    page.focus("#id_numbers_override_reason")
+    page.keyboard.type("[1] says “four weeks”.")
+    screenshot(page, "adjudication-number-override")
+    page.click("#save-merged")
+    expect(page.locator(".messages li").first).to_contain_text("Gold saved (Supported)")
+
+    gold = Adjudication.objects.get(claim=claim)
+    assert (gold.numbers_overridden, gold.numbers_override_reason) == (
+        True,
+        "[1] says “four weeks”.",
+    )
+    page.goto(f"{live_server.url}/sets/{handmade.pk}/report/")
+    expect(page.locator(".overrides-table tbody tr")).to_have_count(1)
+    expect(page.locator(".overrides-table tbody td").nth(3)).to_have_text("[1] says “four weeks”.")
+    expect(page.locator(".release-card").first.locator(".criteria-results li")).to_contain_text(
+        "Number check overridden by a lead for 1 claim."
+    )
+    screenshot(page, "report-number-override")
+    # The refused save's 400 is the only console error.
+    assert errors == [
+        "Failed to load resource: the server responded with a status of 400 (Bad Request)"
+    ]

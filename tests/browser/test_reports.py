@@ -61,9 +61,14 @@ def test_lead_reads_report_edits_criteria_and_compares_runs(
     screenshot(page, "reports-report-after-change")
 
     page.goto(f"{base}/compare/")
+    # The page starts with two different runs: the two latest, older as A.
+    expect(page.locator("select[name=a]")).to_have_value("system:handmade v2")
+    expect(page.locator("select[name=b]")).to_have_value("system:handmade v3")
     page.select_option("select[name=a]", "system:handmade v1")
-    page.select_option("select[name=b]", "system:handmade v3")
     page.click("button:has-text('Compare')")
-    expect(page.locator("#became_supported")).to_have_text("Became supported (4)")
+    # v1 has no judgments: its pairs with v3 are "judged in B only", never "changed".
+    expect(page.locator("#became_supported")).to_have_text("Became supported (0)")
+    expect(page.locator("#newly_judged")).to_have_text("Judged in B only (6)")
+    expect(page.locator("#unanswered-b")).to_have_text("Not answered by run B: claims of A (4)")
     screenshot(page, "reports-compare")
     assert errors == []

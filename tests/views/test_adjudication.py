@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit import services
-from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED
+from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, WRONG_CITATION
 from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag, Severity
 from audit.services import EvidenceRef, SheetData
 from tests.factories import UserFactory
@@ -166,17 +166,69 @@ def test_adjudication_page_shows_the_claim_both_sheets_and_marked_evidence(
     ]
     assert '<mark class="claim current">Part-time staff receive leave pro rata </mark>' in body
     # Both chose the part-time sentence (the matcher's hint too); only B the full-time one.
-    # The merged version starts from their union, with no judgment while they differ.
+    # Gold starts from what both chose, with no judgment while they differ.
     assert (
         f'<label class="gold-sent ev-a ev-b mh"><input type="checkbox" name="evidence" '
         f'value="{_key(part)}" checked><span class="badge badge-a" title="Reviewer A chose '
         f'this sentence">A</span><span class="badge badge-b" title="Reviewer B chose this '
         f'sentence">B</span>{PART_TIME}</label>'
     ) in body
-    assert f'value="{_key(full)}" checked><span class="badge badge-b"' in body
+    assert f'value="{_key(full)}"><span class="badge badge-b"' in body
+    assert ctx["values"]["evidence"] == {(part.passage, part.start, part.end)}
     assert (ctx["values"]["judgment"], ctx["version"], ctx["needs_reason"]) == ("", 0, True)
     assert '<select name="reason" id="id_reason" required>' in body
     assert 'id="take-a"' in body and 'id="take-b"' in body
+
+
+def test_gold_starts_with_only_the_evidence_and_assertions_every_sheet_chose(
+    client_for, opened, reviewer_a, reviewer_b, lead
+):
+    claim = _claim("hm-1-a", 0)
+    full = _ref(claim, 1, FULL_TIME)
+    faq = _ref(claim, 2, "Part-time staff: entitlement is calculated pro rata.")
+    _submit(reviewer_a, claim, SUPPORTED, full, unsupported_assertions=("per year",))
+    _submit(
+        reviewer_b,
+        claim,
+        WRONG_CITATION,
+        full,
+        faq,
+        wrong_citation_passage=2,
+        unsupported_assertions=("per year", "paid"),
+    )
+
+    response = client_for(lead).get(reverse("audit:adjudicate", args=[claim.pk]))
+
+    values = response.context["values"]
+    assert values["evidence"] == {(full.passage, full.start, full.end)}
+    assert (values["judgment"], values["wrong"], values["assertions"]) == ("", "", "per year")
+
+
+def test_wrong_citation_gold_refuses_the_evidence_left_in_a_cited_passage(
+    client_for, opened, reviewer_a, reviewer_b, lead
+):
+    claim = _claim("hm-1-a", 0)
+    full = _ref(claim, 1, FULL_TIME)
+    _submit(reviewer_a, claim, SUPPORTED, full)
+    _submit(reviewer_b, claim, WRONG_CITATION, full, wrong_citation_passage=2)
+
+    response = client_for(lead).post(
+        reverse("audit:adjudicate-save", args=[claim.pk]),
+        {
+            "version": 0,
+            "judgment": WRONG_CITATION,
+            "evidence": [_key(full)],
+            "wrong_citation_passage": "2",
+            "reason": "other",
+        },
+    )
+
+    assert response.status_code == 200
+    assert response.context["problems"] == [
+        "“Wrong citation” says the cited passages do not support the claim: untick "
+        f"“{FULL_TIME}” in cited passage [1], or choose another judgment."
+    ]
+    assert Adjudication.objects.filter(claim=claim).count() == 0
 
 
 def test_adjudication_page_escapes_reviewer_text_and_can_hide_names(
@@ -456,3 +508,75 @@ def test_the_lead_sees_which_sheet_was_reopened_after_every_sheet_was_in(
     assert re.findall(r'<span class="flag reopened">(.*?)</span>', body) == [
         "⚠ reopened after every sheet was in"
     ]
+
+
+# ------------------------------------------------------------------ number override
+
+RESIGN = "An employee who wishes to resign must give four weeks' written notice to Human Resources."
+
+
+@pytest.fixture
+def four_weeks(opened, reviewer_a, reviewer_b):
+    """hm-2-a claim 0 says "4 weeks' notice"; its sources say "four weeks'": 4 is ungrounded."""
+    claim = _claim("hm-2-a", 0)
+    _submit(reviewer_a, claim, SUPPORTED, _ref(claim, 1, RESIGN))
+    _submit(reviewer_b, claim, PARTIAL, _ref(claim, 1, RESIGN))
+    return claim
+
+
+def test_adjudication_page_offers_the_number_override_for_an_ungrounded_number(
+    client_for, four_weeks, lead
+):
+    body = client_for(lead).get(reverse("audit:adjudicate", args=[four_weeks.pk])).text
+
+    assert '<span class="num-token ungrounded">4 ✗</span>' in body
+    assert (
+        '<input type="checkbox" name="numbers_overridden" id="id_numbers_overridden" value="on">'
+        in body
+    )
+
+
+def test_an_override_without_a_reason_keeps_the_lead_on_the_page(client_for, four_weeks, lead):
+    response = client_for(lead).post(
+        reverse("audit:adjudicate-save", args=[four_weeks.pk]),
+        {
+            "version": 0,
+            "judgment": SUPPORTED,
+            "evidence": [_key(_ref(four_weeks, 1, RESIGN))],
+            "reason": "other",
+            "numbers_overridden": "on",
+            "numbers_override_reason": "",
+        },
+    )
+
+    assert response.status_code == 400
+    assert response.context["problems"] == [
+        "Why the numbers hold: Say why the number check is overridden."
+    ]
+    assert Adjudication.objects.filter(claim=four_weeks).count() == 0
+
+
+def test_gold_stores_the_number_override_with_its_reason(client_for, four_weeks, lead):
+    client = client_for(lead)
+
+    response = client.post(
+        reverse("audit:adjudicate-save", args=[four_weeks.pk]),
+        {
+            "version": 0,
+            "judgment": SUPPORTED,
+            "evidence": [_key(_ref(four_weeks, 1, RESIGN))],
+            "reason": "other",
+            "numbers_overridden": "on",
+            "numbers_override_reason": "[1] says “four weeks”",
+        },
+    )
+
+    assert response.status_code == 302
+    gold = Adjudication.objects.get(claim=four_weeks)
+    assert (gold.numbers_overridden, gold.numbers_override_reason) == (
+        True,
+        "[1] says “four weeks”",
+    )
+    page = client.get(reverse("audit:adjudicate", args=[four_weeks.pk]))
+    assert page.context["values"]["numbers_overridden"] is True
+    assert "number check overridden" in page.text

@@ -1,8 +1,10 @@
 import json
 
 import pytest
+from django.urls import reverse
 
-from audit.models import Answer
+from audit import services
+from audit.models import Answer, Claim
 from tests.conftest import import_file
 
 pytestmark = pytest.mark.django_db
@@ -70,3 +72,35 @@ def test_evidence_table_verifies_quotations_in_the_answer(client_for, lead, hand
         (r.claim, r.passage, r.kind, r.verified, r.match) for r in response.context["evidence_rows"]
     ]
     assert rows == [(1, 1, "answer", True, 1.0), (2, 1, "answer", False, 0.167)]
+
+
+WORD_MATCH_90 = (
+    '<span class="match-score" title="Share of the claim’s content words found in one cited '
+    'sentence together with its neighbour; the label’s thresholds apply to this number.">'
+    'word match 90%</span> <span class="muted match-why">(verified from 75% with every number '
+    "found)</span>"
+)
+
+
+def test_answer_review_and_adjudication_pages_show_the_same_labelled_score(
+    client_for, lead, reviewer_a, reviewer_b, handmade
+):
+    # The demo's claim 111: its best sentence ranks 0.55 and covers 91% of the claim's words
+    # (0.9091 stored), which is what makes it verified.
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    claim = Claim.objects.get(answer__external_id="hm-1-a", order=0)
+    assert (claim.machine_check.best_score, claim.machine_check.highlights[0]["score"]) == (
+        0.9091,
+        0.5514,
+    )
+
+    answer_page = client_for(lead).get(claim.answer.get_absolute_url()).text
+    review_page = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk])).text
+    adjudication_page = client_for(lead).get(reverse("audit:adjudicate", args=[claim.pk])).text
+
+    assert answer_page.count(WORD_MATCH_90) == 1
+    assert review_page.count(WORD_MATCH_90) == 1
+    assert adjudication_page.count(WORD_MATCH_90) == 1
+    for page in (answer_page, review_page, adjudication_page):
+        assert "0.55" not in page
+        assert "0.91" not in page

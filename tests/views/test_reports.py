@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from audit import services
+from audit import selectors, services
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED
 from audit.models import Adjudication, AuditSheet, Claim, CriteriaChange
-from audit.services import EvidenceRef, SheetData
+from audit.services import AtomicPart, EvidenceRef, SheetData
 from tests.conftest import FIXTURES, import_file
 
 pytestmark = pytest.mark.django_db
@@ -306,31 +306,63 @@ def test_compare_two_systems_claim_by_claim(client_for, lead, three_runs):
 
     assert response.status_code == 200
     result = response.context["result"]
-    # v1 is unjudged, v3 gold: matched claims that v3 has supported "became supported".
-    became = [(p.a.text, p.b.claim_id) for p in result.with_status("became_supported")]
-    assert became == [
+    # v1 is unjudged, v3 gold: no pair has a judgment on both sides, so none "changed".
+    assert result.with_status("became_supported") == ()
+    assert result.with_status("changed") == ()
+    newly = [(p.a.text, p.b.claim_id) for p in result.with_status("newly_judged")]
+    assert newly == [
         ("Full-time employees receive 25 days of paid annual leave per year.", c["hm-1-c", 0].pk),
         ("Part-time staff receive leave pro rata.", c["hm-1-c", 1].pk),
+        ("Unused leave of up to 5 days may be carried over.", c["hm-1-c", 2].pk),
         ("An employee who resigns must give 4 weeks' notice.", c["hm-2-c", 0].pk),
+        ("During probation the notice period is 7,5 days.", c["hm-2-c", 1].pk),
         ("Overtime is paid at 1.5 times the hourly rate.", c["hm-3-c", 0].pk),
     ]
-    assert [p.b.claim_id for p in result.with_status("changed")] == [
-        c["hm-1-c", 2].pk,
+    assert sorted(claim.text for claim in result.appeared) == [
+        "Leave is approved by HR.",
+        "Overtime must be pre-approved.",
     ]
-    assert sorted(claim.text for claim in result.appeared) == sorted(
-        [
-            "Leave is approved by HR.",
-            "During probation either party may end employment with 7.5 days' notice.",
-            "Overtime must be pre-approved.",
-        ]
-    )
-    assert len(result.vanished) == 14 - 5
+    assert sorted(claim.text for claim in result.vanished) == [
+        "Leave requests must be approved by a line manager.",
+        "Notice must be given in writing [sic] to HR.",
+        "The policy was last revised in [2019] according to HR.",
+        "Work on public holidays is paid at double time.",
+    ]
+    # v3 has no answer to hm-4 and hm-5: their claims are listed apart, not as vanished.
+    assert [(claim.question_id, claim.text) for claim in result.unanswered_by_b] == [
+        ("hm-4", "Employees may work remotely from abroad for up to 30 days per year."),
+        ("hm-4", "Longer stays need approval from the tax team."),
+        ("hm-5", "Employees receive full pay for the first 10 days of sick leave."),
+        ("hm-5", "After that, statutory sick pay applies."),
+    ]
+    assert result.unanswered_by_a == ()
     deltas = {d.name: (d.a, d.b, d.delta) for d in result.deltas}
     assert deltas["supported"] == (0, 5, 5)
     assert deltas["contradicted"] == (0, 1, 1)
     assert deltas["uncited"] == (2, 1, -1)
     assert deltas["provisional_claims"] == (14, 0, -14)
-    assert "Became supported" in response.text
+    assert "Judged in B only" in response.text
+    assert "Not answered by run B: claims of A (4)" in response.text
+
+
+def test_compare_page_starts_with_the_two_latest_runs(client_for, lead, three_runs):
+    response = client_for(lead).get(reverse("audit:set-compare", args=[three_runs["set"].pk]))
+
+    form = response.context["form"]
+    assert (form["a"].value(), form["b"].value()) == ("system:handmade v2", f"system:{V3}")
+
+
+def test_compare_page_of_one_system_starts_with_its_two_latest_imports(client_for, lead, handmade):
+    handmade.answers.update(system="handmade")
+    first = handmade.imports.get()
+    import_file(handmade, FIXTURES / "demo" / "handmade_v3.jsonl")
+    handmade.answers.update(system="handmade")
+    second = handmade.imports.exclude(pk=first.pk).get()
+
+    response = client_for(lead).get(reverse("audit:set-compare", args=[handmade.pk]))
+
+    form = response.context["form"]
+    assert (form["a"].value(), form["b"].value()) == (f"import:{first.pk}", f"import:{second.pk}")
 
 
 def test_compare_two_imports(client_for, lead, three_runs):
@@ -366,3 +398,89 @@ def test_imported_text_is_escaped_on_the_report(client_for, lead, handmade):
 
     assert "<script>x</script>" not in response.text
     assert "&lt;script&gt;x&lt;/script&gt;" in response.text
+
+
+def test_report_honours_and_lists_a_number_override(
+    client_for, lead, reviewer_a, reviewer_b, handmade
+):
+    _set_criteria(handmade, lead, [{"kind": "numbers_grounded", "only_supported": True}])
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    claim = _claim("hm-2-a", 0)  # "4 weeks' notice"; the passages say "four weeks'"
+    resign = (
+        "An employee who wishes to resign must give four weeks' written notice to Human Resources."
+    )
+    _both((reviewer_a, reviewer_b), claim, SUPPORTED, _ref(claim, 1, resign))
+    url = reverse("audit:set-report", args=[handmade.pk])
+    before = client_for(lead).get(url).context["overview"].systems[0]
+    assert before.decision.results[0].failing_claim_ids == (claim.pk,)
+
+    gold = Adjudication.objects.get(claim=claim)
+    services.adjudication_save(
+        claim=claim,
+        lead=lead,
+        version=gold.version,
+        take=gold.sheets.order_by("pk").first().pk,
+        numbers_overridden=True,
+        numbers_override_reason="[1] says “four weeks”",
+    )
+    response = client_for(lead).get(url)
+
+    v1 = response.context["overview"].systems[0]
+    assert v1.system == "handmade v1"
+    result = v1.decision.results[0]
+    assert (result.passed, result.failing_claim_ids) == (True, ())
+    assert result.detail == (
+        "Every number is found in the cited passages. "
+        "Number check overridden by a lead for 1 claim."
+    )
+    assert (v1.summary.ungrounded_numbers, v1.summary.numbers_overridden) == (
+        before.summary.ungrounded_numbers - 1,
+        1,
+    )
+    assert [
+        (g.claim_id, g.missing, g.numbers_override_reason) for g in response.context["overrides"]
+    ] == [(claim.pk, ["4"], "[1] says “four weeks”")]
+    assert "[1] says “four weeks”</td>" in response.text
+
+
+def test_a_split_claim_counts_as_overridden_once_every_atomic_claim_missing_a_number_is(
+    lead, reviewer_a, reviewer_b, handmade
+):
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    parent = _claim("hm-2-a", 0)
+    notice, weeks = services.claim_split(
+        claim=parent,
+        parts=[
+            AtomicPart("An employee who resigns must give notice."),
+            AtomicPart("The notice is 4 weeks.", citations=(1,)),
+        ],
+        by=lead,
+    )
+    resign = (
+        "An employee who wishes to resign must give four weeks' written notice to Human Resources."
+    )
+    for atom in (notice, weeks):
+        _both((reviewer_a, reviewer_b), atom, SUPPORTED, _ref(atom, 1, resign))
+
+    def parent_label():
+        labels = selectors.claim_labels(audit_set=handmade, run="system:handmade v1")
+        return next(label for label in labels if label.claim_id == parent.pk)
+
+    def override(atom) -> None:
+        gold = Adjudication.objects.get(claim=atom)
+        services.adjudication_save(
+            claim=atom,
+            lead=lead,
+            version=gold.version,
+            take=gold.sheets.order_by("pk").first().pk,
+            numbers_overridden=True,
+            numbers_override_reason="[1] says “four weeks”",
+        )
+
+    assert parent_label().numbers_overridden is False
+    # "The notice is 4 weeks." is the atomic claim that misses a number: until it is
+    # overridden, an override elsewhere does not cover the parent.
+    override(notice)
+    assert parent_label().numbers_overridden is False
+    override(weeks)
+    assert parent_label().numbers_overridden is True

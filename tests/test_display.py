@@ -1,0 +1,55 @@
+"""How the matcher's score is shown: one number, the one the label's thresholds apply to."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.display import MatchScore, match_score
+from audit.models import Claim, ClaimCheck
+
+
+def _check(label: str, best_score: float, numbers: list[dict] = ()) -> ClaimCheck:
+    # The ranking scores of the highlights are on another scale and must not leak into it.
+    highlights = [{"passage": 1, "start": 0, "end": 5, "score": 0.1234}]
+    return ClaimCheck(label=label, best_score=best_score, highlights=highlights, numbers=numbers)
+
+
+@pytest.mark.parametrize(
+    ("check", "claim", "expected"),
+    [
+        (
+            _check("verified", 0.9091),
+            Claim(),
+            MatchScore(90, "Verified", "verified from 75% with every number found"),
+        ),
+        (
+            _check("likely", 0.7499),
+            Claim(),
+            MatchScore(74, "Likely", "likely from 50%, verified from 75%"),
+        ),
+        (
+            _check("unknown", 1.0, [{"token": "4", "grounded": False}]),
+            Claim(),
+            MatchScore(100, "Unknown", "a number is not in the cited passages"),
+        ),
+        (
+            _check("unknown", 0.0),
+            Claim(is_uncited=True),
+            MatchScore(0, "Unknown", "the claim cites no passage"),
+        ),
+        (
+            _check("unknown", 0.8),
+            Claim(cited_unknown=[4]),
+            MatchScore(80, "Unknown", "it cites a passage that was never supplied"),
+        ),
+        (_check("unknown", 0.57), Claim(), MatchScore(57, "Unknown", "likely from 50%")),
+    ],
+)
+def test_match_score_is_the_best_score_as_a_floored_percent_with_the_labels_reason(
+    check, claim, expected
+):
+    assert match_score(check, claim) == expected
+
+
+def test_no_check_shows_no_score():
+    assert match_score(None, Claim()) is None
