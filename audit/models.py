@@ -463,6 +463,13 @@ class AuditSheet(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # The browser tab behind the latest draft save, its per-tab save number, and the version
+    # that save produced: a tab's own earlier save is never a conflict (a reload can read
+    # the sheet before the save sent on leaving the page arrives), and a late copy of an
+    # older save from that tab is ignored instead of overwriting a newer one.
+    client_tab = models.CharField(max_length=40, blank=True, default="")
+    client_seq = models.PositiveBigIntegerField(default=0)
+    client_version = models.PositiveIntegerField(default=0)
     history = HistoricalRecords()
 
     class Meta:
