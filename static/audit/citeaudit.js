@@ -492,6 +492,12 @@ tabStore("citeaudit.page", String(PAGE_NUMBER));
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
     const target = event.target;
+    // Enter on a focused sentence or judgment would submit the form through its first
+    // button, Submit: only Submit itself (or `s`) submits.
+    if (event.key === "Enter" && target.form === form && (target.type === "checkbox" || target.type === "radio")) {
+      event.preventDefault();
+      return;
+    }
     if (typingIn(target)) return;
     if (dialog.open) {
       if (event.key === "?") {

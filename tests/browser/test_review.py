@@ -459,3 +459,22 @@ def test_a_reload_while_the_network_fails_keeps_the_change_for_when_it_is_back(
     assert asked == ["beforeunload"]
     assert page.locator("input[name=judgment][value=wrong_citation]").is_checked()
     assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).judgment == "wrong_citation"
+
+
+def test_enter_on_a_sentence_or_judgment_does_not_submit(new_page, live_server, opened, reviewer_a):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    url = f"{live_server.url}/claims/{first.pk}/review/"
+    page.goto(url)
+    page.click("label.judgment:has-text('Not supported')")
+    assert _focused(page)["value"] == "not_supported"
+    page.keyboard.press("Enter")
+    page.keyboard.press("j")
+    assert _focused(page)["cls"] == "sent-toggle"
+    page.keyboard.press("Enter")
+    page.keyboard.press("Space")
+    _saved(page)
+
+    sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
+    assert page.url == url
+    assert (sheet.status, sheet.judgment, len(sheet.evidence)) == ("draft", "not_supported", 1)
