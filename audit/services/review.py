@@ -303,6 +303,7 @@ def sheet_save(
     active_seconds: int = 0,
     tab: str = "",
     seq: int = 0,
+    opened_at: datetime | None = None,
 ) -> AuditSheet:
     """Save a draft. Refuses a stale `version` (StaleSheet) and anyone but its reviewer.
 
@@ -314,8 +315,10 @@ def sheet_save(
     a submit, a reopen) makes the older version stale again.
 
     Adds at most MAX_ACTIVE_SECONDS_PER_SAVE active seconds, and never more than the time
-    since the previous save.
+    since the previous save. The save that stores the sheet counts the time spent on the
+    page before it instead, up to the time since `opened_at` (when the page was shown).
     """
+    first = sheet.pk is None
     with transaction.atomic():
         sheet = _stored(sheet)
         if tab:
@@ -336,7 +339,7 @@ def sheet_save(
         if sheet.status == AuditSheet.Status.SUBMITTED:
             raise ReviewError("This sheet is submitted; reopen it to change it.")
         _apply(sheet, data)
-        _add_active_seconds(sheet, active_seconds)
+        _add_active_seconds(sheet, active_seconds, opened_at=opened_at if first else None)
         sheet.client_tab, sheet.client_seq, sheet.client_version = tab, seq, sheet.version
         sheet._history_user = user
         sheet.save()
@@ -465,7 +468,15 @@ def checked_evidence(items: Sequence[EvidenceRef], passages: dict[int, Passage])
     return [stored[key] for key in sorted(stored)]
 
 
-def _add_active_seconds(sheet: AuditSheet, seconds: int) -> None:
+def _add_active_seconds(
+    sheet: AuditSheet, seconds: int, *, opened_at: datetime | None = None
+) -> None:
+    if opened_at is not None:
+        # Reading before the first change is work too, and no earlier save could count it.
+        since_opened = (timezone.now() - _as_aware(opened_at)).total_seconds()
+        bound = max(0, int(since_opened)) + ACTIVE_SECONDS_SLACK
+        sheet.active_seconds += max(0, min(int(seconds), bound))
+        return
     since_last = (timezone.now() - _as_aware(sheet.updated_at)).total_seconds()
     bound = min(MAX_ACTIVE_SECONDS_PER_SAVE, int(since_last) + ACTIVE_SECONDS_SLACK)
     sheet.active_seconds += max(0, min(int(seconds), bound))

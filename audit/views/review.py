@@ -4,11 +4,14 @@ submit and reopen, guideline flags, and splitting a claim into atomic facts."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core import signing
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -22,6 +25,8 @@ from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag
 from audit.roles import is_lead
 
 TAB_ID = re.compile(r"[A-Za-z0-9-]{8,40}")
+OPENED_SALT = "audit.review-opened"
+OPENED_MAX_AGE = 24 * 3600
 
 
 def _login_required(view: Callable) -> Callable:
@@ -116,6 +121,7 @@ def review_save(request: HttpRequest, pk: int) -> HttpResponse:
             active_seconds=form.cleaned_data["active_seconds"] or 0,
             tab=tab,
             seq=seq,
+            opened_at=_posted_opened(request, claim),
         )
     except services.StaleSheet as stale:
         return _save_failed(request, claim, sheet, form, [str(stale)], 409, posted_version)
@@ -271,6 +277,24 @@ def _keep_as_draft(request: HttpRequest, sheet: AuditSheet, form: SheetForm) -> 
         )
     except services.ReviewError:
         return None
+
+
+def _opened_token(claim: Claim) -> str:
+    """When the page was shown, signed: the save that stores the sheet counts the reading
+    time before it, and a client cannot claim more than the page's age."""
+    return signing.dumps({"claim": claim.pk, "at": int(time.time())}, salt=OPENED_SALT)
+
+
+def _posted_opened(request: HttpRequest, claim: Claim) -> datetime | None:
+    try:
+        opened = signing.loads(
+            request.POST.get("opened", ""), salt=OPENED_SALT, max_age=OPENED_MAX_AGE
+        )
+    except signing.BadSignature:
+        return None
+    if not isinstance(opened, dict) or opened.get("claim") != claim.pk:
+        return None
+    return datetime.fromtimestamp(opened["at"], tz=UTC)
 
 
 def _posted_tab(request: HttpRequest) -> tuple[str, int]:
@@ -445,6 +469,7 @@ def _render_review(
         "problems": problems,
         "stale": stale,
         "save_state": "stale" if stale else "idle",
+        "opened": "" if sheet.pk else _opened_token(claim),
         "my_flags": _my_flags(request, claim),
         "flag_form": FlagForm(),
     }

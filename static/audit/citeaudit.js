@@ -55,6 +55,9 @@ tabStore("citeaudit.page", String(PAGE_NUMBER));
   const activeInput = document.getElementById("active-seconds");
   const dialog = document.getElementById("shortcuts");
   let stale = form.dataset.stale === "1";
+  // Whether the server has this sheet: opening a claim stores nothing, and neither does
+  // the time spent reading it until a first change is saved.
+  let stored = form.dataset.stored === "1";
   let timer = null;
   let inflight = false;
   let changes = 0; // edits made so far
@@ -234,6 +237,7 @@ tabStore("citeaudit.page", String(PAGE_NUMBER));
   function answered(status, text) {
     inflight = false;
     if (status >= 200 && status < 300 && showStatus(text)) {
+      stored = true;
       replay = null;
       retryMs = 0;
       savedChanges = sentChanges;
@@ -308,11 +312,12 @@ tabStore("citeaudit.page", String(PAGE_NUMBER));
 
   // Submitting and "Save draft" post the whole form; wait for a save already on its way
   // (or changes from the previous page still to be saved again) so the version they carry
-  // is current.
+  // is current. A sheet not stored yet is first stored by a draft save, which counts the
+  // time spent on the page so far.
   form.addEventListener("submit", function (event) {
     const button = event.submitter;
     if (button && button.hasAttribute("hx-post")) return; // htmx handles it (flag)
-    if (inflight || replay) {
+    if (!readOnly && !stale && (inflight || replay || !stored)) {
       event.preventDefault();
       clearTimeout(timer);
       timer = null;
@@ -414,7 +419,7 @@ tabStore("citeaudit.page", String(PAGE_NUMBER));
     }
   }, 1000);
   setInterval(function () {
-    if (activeSeconds >= 30 && !inflight && !timer && !retryTimer && !stale && !readOnly) save();
+    if (activeSeconds >= 30 && stored && !inflight && !timer && !retryTimer && !stale && !readOnly) save();
   }, HEARTBEAT_MS);
 
   // ---- evidence sentences

@@ -478,3 +478,25 @@ def test_enter_on_a_sentence_or_judgment_does_not_submit(new_page, live_server, 
     sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
     assert page.url == url
     assert (sheet.status, sheet.judgment, len(sheet.evidence)) == ("draft", "not_supported", 1)
+
+
+def test_time_spent_reading_an_untouched_claim_stores_no_sheet(
+    new_page, live_server, opened, reviewer_a
+):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    page.clock.install()
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    posts = _posts(page)
+
+    for x in range(0, 500, 10):  # reading, with the mouse, for longer than the heartbeat
+        page.mouse.move(200 + x, 300)
+        page.clock.run_for(2_000)
+
+    assert posts == []
+    assert AuditSheet.objects.count() == 0
+    page.keyboard.press("3")
+    page.clock.run_for(1_000)
+    _saved(page)
+    sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
+    assert sheet.judgment == "not_supported"

@@ -1,7 +1,9 @@
 import json
 import re
+import time
 
 import pytest
+from django.core import signing
 from django.test import Client
 from django.urls import reverse
 
@@ -163,6 +165,41 @@ def test_the_first_save_stores_the_sheet_with_the_claim_as_shown(
     assert sheet.cited_urls == list(
         claim.citations.order_by("position").values_list("url", flat=True)
     )
+
+
+def _opened(claim: Claim, seconds_ago: int) -> str:
+    """The token a review page shown `seconds_ago` carries."""
+    at = int(time.time()) - seconds_ago
+    return signing.dumps({"claim": claim.pk, "at": at}, salt="audit.review-opened")
+
+
+def test_the_first_save_counts_the_reading_time_since_the_page_was_shown(
+    client_for, opened, reviewer_a, claim
+):
+    page = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk]))
+    shown = re.search(r'name="opened" value="([^"]+)"', page.content.decode()).group(1)
+
+    _save(client_for(reviewer_a), claim, opened=_opened(claim, 600), active_seconds=500)
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert signing.loads(shown, salt="audit.review-opened")["claim"] == claim.pk
+    assert sheet.active_seconds == 500
+
+
+def test_the_first_save_counts_no_more_than_the_pages_age(client_for, opened, reviewer_a, claim):
+    other = Claim.objects.get(answer__external_id="hm-1-a", order=1)
+    client = client_for(reviewer_a)
+
+    forged = "x" + _opened(claim, 600)
+    _save(client, claim, opened=forged, active_seconds=500)
+    _save(client, other, opened=_opened(claim, 600), active_seconds=500)
+
+    seconds = dict(
+        AuditSheet.objects.filter(reviewer=reviewer_a).values_list("claim_id", "active_seconds")
+    )
+    # Two seconds of slack: a forged token, or one from another claim's page, counts for
+    # no more than the time since the sheet was stored.
+    assert seconds == {claim.pk: 2, other.pk: 2}
 
 
 def test_the_review_page_is_never_taken_from_the_browser_cache(
