@@ -27,6 +27,10 @@ function tabStore(key, value) {
 const PAGE_NUMBER = (Number(tabStored("citeaudit.page")) || 0) + 1;
 tabStore("citeaudit.page", String(PAGE_NUMBER));
 
+// Unsaved changes left on leaving a review page are only for a reload of that page: any
+// other page drops them, so they never linger in the tab.
+if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
+
 /* ======================================================================== review page ==
  * Autosave with version check and retry, active-time counting, evidence toggles, keyboard
  * shortcuts. Everything here has a no-JavaScript fallback in the markup (plain form posts).
@@ -335,6 +339,18 @@ tabStore("citeaudit.page", String(PAGE_NUMBER));
     freshenCsrf();
     savedChanges = changes; // the full post carries everything: nothing to send on leaving
   });
+
+  // Logging out ends the session the save on leaving would need: save first.
+  const logout = document.querySelector("form.logout");
+  if (logout) {
+    logout.addEventListener("submit", function (event) {
+      if (readOnly || stale || (!dirty() && !inflight && !timer && !replay)) return;
+      event.preventDefault();
+      whenSaved(function () {
+        logout.submit();
+      });
+    });
+  }
 
   // Ask before leaving only when saving is failing: otherwise the save sent on leaving
   // and the copy left for a reload keep the changes.

@@ -500,3 +500,19 @@ def test_time_spent_reading_an_untouched_claim_stores_no_sheet(
     _saved(page)
     sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
     assert sheet.judgment == "not_supported"
+
+
+def test_logging_out_right_after_typing_saves_the_note_first(
+    new_page, live_server, opened, reviewer_a
+):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    page.click("#id_notes")
+    page.keyboard.type(NOTE)
+
+    page.click("form.logout button")
+    page.wait_for_url(f"{live_server.url}/login/")
+
+    assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).notes == NOTE
+    assert page.evaluate("() => window.sessionStorage.getItem('citeaudit.pending')") is None
