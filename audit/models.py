@@ -466,6 +466,13 @@ class AuditSheet(models.Model):
     # Reopened while every other sheet of the claim was in: the reviewer may have learnt
     # something since, so the claim goes to a lead instead of becoming unanimous gold.
     reopened_after_all_in = models.BooleanField(default=False)
+    # The browser tab behind the latest draft save, its per-tab save number, and the version
+    # that save produced: a tab's own earlier save is never a conflict (a reload can read
+    # the sheet before the save sent on leaving the page arrives), and a late copy of an
+    # older save from that tab is ignored instead of overwriting a newer one.
+    client_tab = models.CharField(max_length=40, blank=True, default="")
+    client_seq = models.PositiveBigIntegerField(default=0)
+    client_version = models.PositiveIntegerField(default=0)
     history = HistoricalRecords()
 
     class Meta:

@@ -434,6 +434,21 @@ def split_after_judging(*, user) -> QuerySet[Claim]:
     )
 
 
+def reviewer_sheet(*, claim: Claim, reviewer) -> AuditSheet:
+    """The reviewer's stored sheet for a claim, or a blank draft that is not stored.
+
+    Looking at a claim writes nothing: the sheet is stored by its first save or submit.
+    A blank draft snapshots the claim text and cited URLs as they are now.
+    """
+    sheet = AuditSheet.objects.filter(claim=claim, reviewer=reviewer).first()
+    if sheet is not None:
+        return sheet
+    cited = claim.citations.order_by("position").values_list("url", flat=True)
+    return AuditSheet(
+        claim=claim, reviewer=reviewer, answer_statement=claim.text, cited_urls=list(cited)
+    )
+
+
 @dataclass(frozen=True)
 class ReviewerProgress:
     reviewer_id: int

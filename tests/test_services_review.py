@@ -170,6 +170,47 @@ def test_sheet_for_refuses_an_unassigned_claim(handmade, reviewer_a):
         services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
 
 
+def test_a_blank_draft_is_stored_by_its_first_save_only(opened, reviewer_a):
+    claim = _claim("hm-1-a", 1)
+    blank = selectors.reviewer_sheet(claim=claim, reviewer=reviewer_a)
+    before = (blank.pk, AuditSheet.objects.count())
+
+    saved = services.sheet_save(
+        sheet=blank, user=reviewer_a, version=blank.version, data=SheetData(notes="first")
+    )
+
+    assert before == (None, 0)
+    assert list(AuditSheet.objects.values_list("pk", "answer_statement", "notes", "version")) == [
+        (saved.pk, "Part-time staff receive leave pro rata.", "first", 2)
+    ]
+
+
+def test_a_blank_draft_saved_by_someone_else_stores_nothing(opened, reviewer_a, reviewer_b):
+    blank = selectors.reviewer_sheet(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+
+    with pytest.raises(PermissionDenied):
+        services.sheet_save(sheet=blank, user=reviewer_b, version=1, data=SheetData(notes="x"))
+
+    assert AuditSheet.objects.count() == 0
+
+
+def test_a_late_copy_of_a_tabs_save_still_refuses_anyone_but_the_reviewer(
+    opened, reviewer_a, reviewer_b
+):
+    sheet = services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+    services.sheet_save(
+        sheet=sheet, user=reviewer_a, version=1, data=SheetData(notes="a"), tab="t" * 20, seq=3
+    )
+
+    with pytest.raises(PermissionDenied):
+        services.sheet_save(
+            sheet=sheet, user=reviewer_b, version=1, data=SheetData(), tab="t" * 20, seq=3
+        )
+
+    sheet.refresh_from_db()
+    assert (sheet.notes, sheet.version) == ("a", 2)
+
+
 def test_sheet_save_stores_server_cut_evidence_and_bumps_version(opened, reviewer_a):
     claim = _claim("hm-1-a", 0)
     sheet = services.sheet_for(claim=claim, reviewer=reviewer_a)

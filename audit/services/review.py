@@ -14,7 +14,7 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from audit import judgments
@@ -29,7 +29,7 @@ from audit.models import (
     Passage,
 )
 from audit.roles import is_lead
-from audit.selectors import QUEUE_ORDER
+from audit.selectors import QUEUE_ORDER, reviewer_sheet
 from audit.services.disagreements import claims_compare
 from audit.services.facts import CHUNK as FACTS_CHUNK
 from audit.services.facts import agreement_facts_refresh
@@ -271,26 +271,26 @@ def reviewer_replace(
 
 
 def sheet_for(*, claim: Claim, reviewer: AbstractBaseUser) -> AuditSheet:
-    """The reviewer's sheet for a claim, created as a draft on first sight.
+    """The reviewer's sheet for a claim, stored as a blank draft if it is not yet.
 
-    A new sheet snapshots the claim text and the cited URLs as the reviewer sees them.
+    For writes only (submit, reopen): viewing a claim reads `selectors.reviewer_sheet`,
+    which stores nothing. A new sheet snapshots the claim text and the cited URLs.
     """
     if not Assignment.objects.filter(claim=claim, reviewer=reviewer).exists():
         raise PermissionDenied("This claim is not assigned to you.")
-    sheet = AuditSheet.objects.filter(claim=claim, reviewer=reviewer).first()
-    if sheet is not None:
+    return _stored(reviewer_sheet(claim=claim, reviewer=reviewer))
+
+
+def _stored(sheet: AuditSheet) -> AuditSheet:
+    if sheet.pk is not None:
         return sheet
-    cited = claim.citations.order_by("position").values_list("url", flat=True)
-    sheet = AuditSheet(
-        claim=claim, reviewer=reviewer, answer_statement=claim.text, cited_urls=list(cited)
-    )
-    sheet._history_user = reviewer
+    sheet._history_user = sheet.reviewer
     try:
         with transaction.atomic():
             sheet.save()
     except IntegrityError:
         # Another tab created it a moment ago.
-        return AuditSheet.objects.get(claim=claim, reviewer=reviewer)
+        return AuditSheet.objects.get(claim_id=sheet.claim_id, reviewer_id=sheet.reviewer_id)
     return sheet
 
 
@@ -301,21 +301,56 @@ def sheet_save(
     version: int,
     data: SheetData,
     active_seconds: int = 0,
+    tab: str = "",
+    seq: int = 0,
+    opened_at: datetime | None = None,
 ) -> AuditSheet:
     """Save a draft. Refuses a stale `version` (StaleSheet) and anyone but its reviewer.
 
+    `sheet` may be the unsaved blank draft from `selectors.reviewer_sheet`: the first save
+    stores it. `tab` and `seq` name the browser tab and its save number: when the latest
+    version came from this tab's own save, an older `version` is not a conflict (a reload
+    may read the sheet before the save sent on leaving arrives), and a save numbered no
+    higher than that one is a late copy, ignored. Any other write in between (another tab,
+    a submit, a reopen) makes the older version stale again.
+
     Adds at most MAX_ACTIVE_SECONDS_PER_SAVE active seconds, and never more than the time
-    since the previous save.
+    since the previous save. The save that stores the sheet counts the time spent on the
+    page before it instead, up to the time since `opened_at` (when the page was shown).
     """
+    first = sheet.pk is None
     with transaction.atomic():
+        sheet = _stored(sheet)
+        if tab:
+            own = (
+                AuditSheet.objects.filter(pk=sheet.pk, client_tab=tab, client_version=F("version"))
+                .values_list("version", "client_seq")
+                .first()
+            )
+            if own is not None:
+                current, last_seq = own
+                if seq <= last_seq:
+                    _refuse_other_writers(sheet=sheet, user=user)
+                    return AuditSheet.objects.get(pk=sheet.pk)
+                # The conditional update in _claim_version still fails if anything else
+                # writes the sheet between this read and that update.
+                version = max(version, current)
         sheet = _claim_version(sheet=sheet, user=user, version=version)
         if sheet.status == AuditSheet.Status.SUBMITTED:
             raise ReviewError("This sheet is submitted; reopen it to change it.")
         _apply(sheet, data)
-        _add_active_seconds(sheet, active_seconds)
+        _add_active_seconds(sheet, active_seconds, opened_at=opened_at if first else None)
+        sheet.client_tab, sheet.client_seq, sheet.client_version = tab, seq, sheet.version
         sheet._history_user = user
         sheet.save()
     return sheet
+
+
+def _refuse_other_writers(*, sheet: AuditSheet, user: AbstractBaseUser) -> None:
+    if sheet.reviewer_id != user.pk:
+        raise PermissionDenied("Only the sheet's reviewer can change it.")
+    if not Assignment.objects.filter(claim_id=sheet.claim_id, reviewer=user).exists():
+        raise PermissionDenied("This claim is no longer assigned to you.")
 
 
 def sheet_submit(
@@ -458,7 +493,15 @@ def checked_evidence(items: Sequence[EvidenceRef], passages: dict[int, Passage])
     return [stored[key] for key in sorted(stored)]
 
 
-def _add_active_seconds(sheet: AuditSheet, seconds: int) -> None:
+def _add_active_seconds(
+    sheet: AuditSheet, seconds: int, *, opened_at: datetime | None = None
+) -> None:
+    if opened_at is not None:
+        # Reading before the first change is work too, and no earlier save could count it.
+        since_opened = (timezone.now() - _as_aware(opened_at)).total_seconds()
+        bound = max(0, int(since_opened)) + ACTIVE_SECONDS_SLACK
+        sheet.active_seconds += max(0, min(int(seconds), bound))
+        return
     since_last = (timezone.now() - _as_aware(sheet.updated_at)).total_seconds()
     bound = min(MAX_ACTIVE_SECONDS_PER_SAVE, int(since_last) + ACTIVE_SECONDS_SLACK)
     sheet.active_seconds += max(0, min(int(seconds), bound))

@@ -173,7 +173,16 @@ class Track:
 
 
 # Bookkeeping every save touches; the version number and times are shown per row already.
-_NOT_A_CHANGE = {"id", "claim", "created_at", "updated_at", "version"}
+_NOT_A_CHANGE = {
+    "id",
+    "claim",
+    "created_at",
+    "updated_at",
+    "version",
+    "client_tab",
+    "client_seq",
+    "client_version",
+}
 _KINDS = {"+": "created", "~": "changed", "-": "deleted"}
 
 

@@ -3,21 +3,30 @@ submit and reopen, guideline flags, and splitting a claim into atomic facts."""
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core import signing
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from audit import display, judgments, matching, selectors, services
 from audit.forms import ClaimSplitForm, FlagForm, SheetForm
 from audit.models import AuditSheet, Claim, GuidelineFlag
 from audit.roles import is_lead
+
+TAB_ID = re.compile(r"[A-Za-z0-9-]{8,40}")
+OPENED_SALT = "audit.review-opened"
+OPENED_MAX_AGE = 24 * 3600
 
 
 def _login_required(view: Callable) -> Callable:
@@ -84,12 +93,15 @@ def review_continue(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("audit:review-claim", claim_id)
 
 
+# Never from the browser's cache: Back must show the sheet as stored, with its current
+# version, or the next save from that page would be refused as changed elsewhere.
+@never_cache
 @login_required
 def review_claim(request: HttpRequest, pk: int) -> HttpResponse:
     claim = selectors.assigned_claim(user=request.user, pk=pk)
     if claim is None:
         return _split_notice(request, pk)
-    sheet = services.sheet_for(claim=claim, reviewer=request.user)
+    sheet = selectors.reviewer_sheet(claim=claim, reviewer=request.user)
     return _render_review(request, claim, sheet)
 
 
@@ -126,11 +138,12 @@ def _split_notice(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def review_save(request: HttpRequest, pk: int) -> HttpResponse:
     claim = _get_claim_for_user(request, pk)
-    sheet = services.sheet_for(claim=claim, reviewer=request.user)
+    sheet = selectors.reviewer_sheet(claim=claim, reviewer=request.user)
     form = SheetForm(request.POST, passage_positions=_positions(claim))
     posted_version = _posted_version(request, sheet)
     if not form.is_valid():
         return _save_failed(request, claim, sheet, form, _form_errors(form), 400, posted_version)
+    tab, seq = _posted_tab(request)
     try:
         sheet = services.sheet_save(
             sheet=sheet,
@@ -138,6 +151,9 @@ def review_save(request: HttpRequest, pk: int) -> HttpResponse:
             version=form.cleaned_data["version"],
             data=form.sheet_data(),
             active_seconds=form.cleaned_data["active_seconds"] or 0,
+            tab=tab,
+            seq=seq,
+            opened_at=_posted_opened(request, claim),
         )
     except services.StaleSheet as stale:
         return _save_failed(request, claim, sheet, form, [str(stale)], 409, posted_version)
@@ -157,10 +173,11 @@ def review_save(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def review_submit(request: HttpRequest, pk: int) -> HttpResponse:
     claim = _get_claim_for_user(request, pk)
-    sheet = services.sheet_for(claim=claim, reviewer=request.user)
     form = SheetForm(request.POST, passage_positions=_positions(claim))
     if not form.is_valid():
+        sheet = selectors.reviewer_sheet(claim=claim, reviewer=request.user)
         return _render_review(request, claim, sheet, form=form, problems=_form_errors(form))
+    sheet = services.sheet_for(claim=claim, reviewer=request.user)
     try:
         services.sheet_submit(
             sheet=sheet,
@@ -170,7 +187,10 @@ def review_submit(request: HttpRequest, pk: int) -> HttpResponse:
             active_seconds=form.cleaned_data["active_seconds"] or 0,
         )
     except services.SheetIncomplete as incomplete:
-        return _render_review(request, claim, sheet, form=form, problems=incomplete.problems)
+        kept = _keep_as_draft(request, sheet, form)
+        if kept is None:
+            return _render_review(request, claim, sheet, form=form, problems=incomplete.problems)
+        return _render_review(request, claim, kept, problems=incomplete.problems)
     except services.StaleSheet as stale:
         return _render_review(
             request, claim, sheet, form=form, problems=[str(stale)], stale=True, status=409
@@ -271,6 +291,52 @@ def _posted_version(request: HttpRequest, sheet: AuditSheet) -> int:
         return int(request.POST.get("version", ""))
     except ValueError:
         return sheet.version
+
+
+def _keep_as_draft(request: HttpRequest, sheet: AuditSheet, form: SheetForm) -> AuditSheet | None:
+    """What an incomplete submit carried, saved as the draft it still is.
+
+    A reviewer who presses Submit too early keeps every field they filled in; None when
+    even the draft save is refused (then the page shows the posted values, unsaved).
+    """
+    try:
+        return services.sheet_save(
+            sheet=sheet,
+            user=request.user,
+            version=form.cleaned_data["version"],
+            data=form.sheet_data(),
+            active_seconds=form.cleaned_data["active_seconds"] or 0,
+        )
+    except services.ReviewError:
+        return None
+
+
+def _opened_token(claim: Claim) -> str:
+    """When the page was shown, signed: the save that stores the sheet counts the reading
+    time before it, and a client cannot claim more than the page's age."""
+    return signing.dumps({"claim": claim.pk, "at": int(time.time())}, salt=OPENED_SALT)
+
+
+def _posted_opened(request: HttpRequest, claim: Claim) -> datetime | None:
+    try:
+        opened = signing.loads(
+            request.POST.get("opened", ""), salt=OPENED_SALT, max_age=OPENED_MAX_AGE
+        )
+    except signing.BadSignature:
+        return None
+    if not isinstance(opened, dict) or opened.get("claim") != claim.pk:
+        return None
+    return datetime.fromtimestamp(opened["at"], tz=UTC)
+
+
+def _posted_tab(request: HttpRequest) -> tuple[str, int]:
+    """The browser tab and its save number; anything malformed counts as no tab at all,
+    which only makes the version check strict."""
+    tab = request.POST.get("tab", "")
+    seq = request.POST.get("seq", "")
+    if not (TAB_ID.fullmatch(tab) and seq.isdigit() and 0 < int(seq) < 2**63):
+        return "", 0
+    return tab, int(seq)
 
 
 def _form_errors(form: SheetForm) -> list[str]:
@@ -442,6 +508,7 @@ def _render_review(
         "problems": problems,
         "stale": stale,
         "save_state": "stale" if stale else "idle",
+        "opened": "" if sheet.pk else _opened_token(claim),
         "my_flags": _my_flags(request, claim),
         "flag_form": FlagForm(),
     }

@@ -259,3 +259,260 @@ def test_a_save_after_the_session_ended_is_kept_until_the_reviewer_logs_in_again
 
     assert message.startswith("Not saved: your session has ended. Log in again in another tab.")
     assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).judgment == "contradicted"
+
+
+# ------------------------------------------------------- autosave, reload, back, network
+
+NOTE = "Checked against the handbook, section 4"
+
+
+def _posts(page) -> list[tuple[str, int]]:
+    """Every POST the page sends, with the status it got back."""
+    answered: list[tuple[str, int]] = []
+    page.on(
+        "response",
+        lambda r: answered.append((r.url, r.status)) if r.request.method == "POST" else None,
+    )
+    return answered
+
+
+def _type_note_and_tab_onto_submit(page) -> None:
+    page.click("#id_notes")
+    page.keyboard.type(NOTE)
+    page.keyboard.press("Tab")
+    assert _focused(page)["id"] == "submit-sheet"
+
+
+@pytest.mark.parametrize(
+    ("key", "judgment"),
+    [("3", "not_supported"), ("1", "supported")],
+    ids=["complete", "incomplete"],
+)
+def test_tab_onto_submit_then_waiting_saves_a_draft_and_never_submits(
+    new_page, live_server, opened, reviewer_a, key, judgment
+):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    errors = _watch_errors(page)
+    url = f"{live_server.url}/claims/{first.pk}/review/"
+    page.goto(url)
+    posts = _posts(page)
+
+    page.keyboard.press(key)
+    _type_note_and_tab_onto_submit(page)
+    page.wait_for_timeout(2_000)  # past the autosave delay after typing
+    _saved(page)
+
+    sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
+    assert (sheet.status, sheet.judgment, sheet.notes) == ("draft", judgment, NOTE)
+    assert sorted({post_url for post_url, _ in posts}) == [f"{url}save/"]
+    assert page.url == url
+    assert page.locator("#sheet-form").count() == 1
+    assert page.locator("#save-status").count() == 1
+    assert page.locator("#save-status #sheet-form, #save-status #save-status").count() == 0
+    assert _focused(page)["id"] == "submit-sheet"
+    assert errors == []
+
+
+def test_reload_right_after_typing_shows_the_note_and_submits_without_conflict(
+    new_page, live_server, opened, reviewer_a
+):
+    first, second = _claims()
+    page = new_page(reviewer_a)
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    posts = _posts(page)
+    page.keyboard.press("3")
+    _saved(page)
+
+    _type_note_and_tab_onto_submit(page)
+    page.reload()
+
+    expect(page.locator("#id_notes")).to_have_value(NOTE)
+    _saved(page)
+    sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
+    assert (sheet.status, sheet.judgment, sheet.notes) == ("draft", "not_supported", NOTE)
+    page.keyboard.press("s")
+    page.wait_for_url(f"{live_server.url}/claims/{second.pk}/review/")
+    sheet.refresh_from_db()
+    assert (sheet.status, sheet.notes) == ("submitted", NOTE)
+    assert [status for _, status in posts if status == 409] == []
+
+
+def test_a_late_copy_of_the_save_sent_on_leaving_is_no_conflict(
+    new_page, live_server, opened, reviewer_a
+):
+    first, second = _claims()
+    page = new_page(reviewer_a)
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    posts = _posts(page)
+    page.keyboard.press("3")
+    _saved(page)
+    sent: list = []
+    page.context.on("request", lambda r: sent.append(r) if r.method == "POST" else None)
+
+    page.click("#id_notes")
+    page.keyboard.type(NOTE)
+    page.reload()
+    expect(page.locator("#id_notes")).to_have_value(NOTE)
+    _saved(page)
+    sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
+    # The save sent on leaving may reach the server after the reloaded page saved the same
+    # changes again: a copy that arrives late changes nothing.
+    copied = ("x-csrftoken", "hx-request", "content-type")
+    late = page.request.post(
+        sent[0].url,
+        data=sent[0].post_data,
+        headers={name: value for name, value in sent[0].headers.items() if name in copied},
+    )
+    page.keyboard.press("s")
+    page.wait_for_url(f"{live_server.url}/claims/{second.pk}/review/")
+
+    submitted = AuditSheet.objects.get(pk=sheet.pk)
+    assert late.status == 200
+    assert (submitted.status, submitted.judgment, submitted.notes) == (
+        "submitted",
+        "not_supported",
+        NOTE,
+    )
+    assert submitted.version == sheet.version + 1
+    assert [status for _, status in posts if status == 409] == []
+
+
+def test_two_real_tabs_still_conflict(new_page, live_server, opened, reviewer_a):
+    first, _ = _claims()
+    tab_one = new_page(reviewer_a)
+    tab_two = tab_one.context.new_page()
+    url = f"{live_server.url}/claims/{first.pk}/review/"
+    tab_one.goto(url)
+    tab_two.goto(url)
+
+    tab_one.keyboard.press("3")
+    _saved(tab_one)
+    tab_two.keyboard.press("4")
+    tab_two.wait_for_selector("#save-status[data-state=stale]")
+    tab_two.keyboard.press("s")
+    tab_two.wait_for_selector("#sheet-problems")
+
+    sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
+    assert tab_two.inner_text("#sheet-problems strong") == (
+        "Changed in another tab — reload the page."
+    )
+    assert (sheet.status, sheet.judgment, sheet.version) == ("draft", "not_supported", 2)
+
+
+def test_back_after_submitting_shows_the_submitted_sheet(new_page, live_server, opened, reviewer_a):
+    first, second = _claims()
+    page = new_page(reviewer_a)
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    page.keyboard.press("3")
+    page.click("#id_notes")
+    page.keyboard.type(NOTE)
+    page.keyboard.press("Escape")
+    page.locator("#id_notes").blur()
+    page.keyboard.press("s")
+    page.wait_for_url(f"{live_server.url}/claims/{second.pk}/review/")
+
+    page.go_back()
+    page.wait_for_selector("#reopen-sheet")
+
+    assert page.url == f"{live_server.url}/claims/{first.pk}/review/"
+    assert page.locator("#submit-sheet").count() == 0
+    assert page.input_value("#id_notes") == NOTE
+    assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).status == "submitted"
+
+
+def test_escape_closes_the_shortcuts_and_the_keys_work_again(
+    new_page, live_server, opened, reviewer_a
+):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+
+    page.keyboard.press("?")
+    page.keyboard.press("3")
+    assert page.locator("input[name=judgment]:checked").count() == 0
+    page.keyboard.press("Escape")
+    page.keyboard.press("4")
+    _saved(page)
+
+    assert page.locator("dialog#shortcuts").get_attribute("open") is None
+    assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).judgment == "contradicted"
+
+
+def test_a_reload_while_the_network_fails_keeps_the_change_for_when_it_is_back(
+    new_page, live_server, opened, reviewer_a
+):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    page.context.route("**/review/save/", lambda route: route.abort())
+    page.keyboard.press("5")
+    page.wait_for_selector("#save-status[data-state=error]")
+    # Saving fails, so leaving asks first; the reviewer reloads anyway.
+    asked = []
+    page.on("dialog", lambda dialog: (asked.append(dialog.type), dialog.accept()))
+
+    page.reload()
+    page.context.unroute("**/review/save/")
+    page.wait_for_selector("#save-status[data-state=saved]", timeout=30_000)
+
+    assert asked == ["beforeunload"]
+    assert page.locator("input[name=judgment][value=wrong_citation]").is_checked()
+    assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).judgment == "wrong_citation"
+
+
+def test_enter_on_a_sentence_or_judgment_does_not_submit(new_page, live_server, opened, reviewer_a):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    url = f"{live_server.url}/claims/{first.pk}/review/"
+    page.goto(url)
+    page.click("label.judgment:has-text('Not supported')")
+    assert _focused(page)["value"] == "not_supported"
+    page.keyboard.press("Enter")
+    page.keyboard.press("j")
+    assert _focused(page)["cls"] == "sent-toggle"
+    page.keyboard.press("Enter")
+    page.keyboard.press("Space")
+    _saved(page)
+
+    sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
+    assert page.url == url
+    assert (sheet.status, sheet.judgment, len(sheet.evidence)) == ("draft", "not_supported", 1)
+
+
+def test_time_spent_reading_an_untouched_claim_stores_no_sheet(
+    new_page, live_server, opened, reviewer_a
+):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    page.clock.install()
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    posts = _posts(page)
+
+    for x in range(0, 500, 10):  # reading, with the mouse, for longer than the heartbeat
+        page.mouse.move(200 + x, 300)
+        page.clock.run_for(2_000)
+
+    assert posts == []
+    assert AuditSheet.objects.count() == 0
+    page.keyboard.press("3")
+    page.clock.run_for(1_000)
+    _saved(page)
+    sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
+    assert sheet.judgment == "not_supported"
+
+
+def test_logging_out_right_after_typing_saves_the_note_first(
+    new_page, live_server, opened, reviewer_a
+):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    page.click("#id_notes")
+    page.keyboard.type(NOTE)
+
+    page.click("form.logout button")
+    page.wait_for_url(f"{live_server.url}/login/")
+
+    assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).notes == NOTE
+    assert page.evaluate("() => window.sessionStorage.getItem('citeaudit.pending')") is None

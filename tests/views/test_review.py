@@ -1,7 +1,9 @@
 import json
 import re
+import time
 
 import pytest
+from django.core import signing
 from django.test import Client
 from django.urls import reverse
 
@@ -132,6 +134,82 @@ def test_review_page_shows_the_claim_in_its_answer_with_hints_and_sentences(
     assert [p["passage"].position for p in response.context["other_passages"]] == [2]
 
 
+def test_viewing_a_claim_stores_no_sheet(client_for, opened, reviewer_a, claim):
+    response = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk]))
+
+    progress = {p.username: p.drafts for p in selectors.reviewer_progress(audit_set=opened)}
+    assert response.status_code == 200
+    assert response.context["sheet"].pk is None
+    assert '<input type="hidden" name="version" value="1">' in response.content.decode()
+    assert AuditSheet.objects.count() == 0
+    assert AuditSheet.history.count() == 0
+    assert progress == {"rev_a": 0, "rev_b": 0}
+
+
+def test_the_first_save_stores_the_sheet_with_the_claim_as_shown(
+    client_for, opened, reviewer_a, claim
+):
+    client = client_for(reviewer_a)
+    client.get(reverse("audit:review-claim", args=[claim.pk]))
+
+    response = _save(client, claim, notes="first words")
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert response.status_code == 200
+    assert (sheet.answer_statement, sheet.notes, sheet.version, sheet.status) == (
+        claim.text,
+        "first words",
+        2,
+        "draft",
+    )
+    assert sheet.cited_urls == list(
+        claim.citations.order_by("position").values_list("url", flat=True)
+    )
+
+
+def _opened(claim: Claim, seconds_ago: int) -> str:
+    """The token a review page shown `seconds_ago` carries."""
+    at = int(time.time()) - seconds_ago
+    return signing.dumps({"claim": claim.pk, "at": at}, salt="audit.review-opened")
+
+
+def test_the_first_save_counts_the_reading_time_since_the_page_was_shown(
+    client_for, opened, reviewer_a, claim
+):
+    page = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk]))
+    shown = re.search(r'name="opened" value="([^"]+)"', page.content.decode()).group(1)
+
+    _save(client_for(reviewer_a), claim, opened=_opened(claim, 600), active_seconds=500)
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert signing.loads(shown, salt="audit.review-opened")["claim"] == claim.pk
+    assert sheet.active_seconds == 500
+
+
+def test_the_first_save_counts_no_more_than_the_pages_age(client_for, opened, reviewer_a, claim):
+    other = Claim.objects.get(answer__external_id="hm-1-a", order=1)
+    client = client_for(reviewer_a)
+
+    forged = "x" + _opened(claim, 600)
+    _save(client, claim, opened=forged, active_seconds=500)
+    _save(client, other, opened=_opened(claim, 600), active_seconds=500)
+
+    seconds = dict(
+        AuditSheet.objects.filter(reviewer=reviewer_a).values_list("claim_id", "active_seconds")
+    )
+    # Two seconds of slack: a forged token, or one from another claim's page, counts for
+    # no more than the time since the sheet was stored.
+    assert seconds == {claim.pk: 2, other.pk: 2}
+
+
+def test_the_review_page_is_never_taken_from_the_browser_cache(
+    client_for, opened, reviewer_a, claim
+):
+    response = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk]))
+
+    assert response["Cache-Control"] == "max-age=0, no-cache, no-store, must-revalidate, private"
+
+
 def test_review_page_renders_guidelines_markdown_sanitised(client_for, opened, reviewer_a, claim):
     opened.guidelines = "**Cited only.** <script>alert(1)</script> [x](javascript:alert(1))"
     opened.save()
@@ -227,11 +305,101 @@ def test_a_stale_submit_without_javascript_shows_the_reload_message(
 
 
 def test_an_invalid_save_says_why_and_keeps_the_sheet(client_for, opened, reviewer_a, claim):
+    client = client_for(reviewer_a)
+    _save(client, claim, notes="kept")
+
+    response = _save(client, claim, version=2, notes="lost", evidence=["1:0:99999"])
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert response.status_code == 400
+    assert "Not saved: Evidence offsets 0–99999 are outside [1]." in response.content.decode()
+    assert (sheet.version, sheet.notes) == (2, "kept")
+
+
+def test_an_invalid_first_save_stores_no_sheet(client_for, opened, reviewer_a, claim):
     response = _save(client_for(reviewer_a), claim, evidence=["1:0:99999"])
 
     assert response.status_code == 400
-    assert "Not saved: Evidence offsets 0–99999 are outside [1]." in response.content.decode()
-    assert AuditSheet.objects.get(claim=claim, reviewer=reviewer_a).version == 1
+    assert AuditSheet.objects.count() == 0
+    assert AuditSheet.history.count() == 0
+
+
+def _tab_save(client, claim: Claim, *, tab: str, seq: int, version: int, **fields):
+    return _save(client, claim, version=version, tab=tab, seq=seq, **fields)
+
+
+TAB_ONE = "tab-one-0123456789abcdef"
+TAB_TWO = "tab-two-0123456789abcdef"
+
+
+def test_a_tabs_own_earlier_save_is_not_a_conflict(client_for, opened, reviewer_a, claim):
+    client = client_for(reviewer_a)
+    # The save sent on leaving the page arrives first; the reloaded page had read version 1.
+    left = _tab_save(client, claim, tab=TAB_ONE, seq=1, version=1, notes="typed")
+
+    reloaded = _tab_save(client, claim, tab=TAB_ONE, seq=2, version=1, notes="typed, more")
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert (left.status_code, reloaded.status_code) == (200, 200)
+    assert '<input type="hidden" name="version" value="3">' in reloaded.content.decode()
+    assert (sheet.notes, sheet.version) == ("typed, more", 3)
+
+
+def test_another_tab_on_an_older_version_still_gets_409(client_for, opened, reviewer_a, claim):
+    client = client_for(reviewer_a)
+    _tab_save(client, claim, tab=TAB_ONE, seq=1, version=1, notes="tab one")
+
+    other = _tab_save(client, claim, tab=TAB_TWO, seq=1, version=1, notes="tab two")
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert other.status_code == 409
+    assert (sheet.notes, sheet.version) == ("tab one", 2)
+
+
+def test_a_late_copy_of_an_older_save_never_overwrites_a_newer_one(
+    client_for, opened, reviewer_a, claim
+):
+    client = client_for(reviewer_a)
+    _tab_save(client, claim, tab=TAB_ONE, seq=5, version=1, notes="newer")
+
+    late = _tab_save(client, claim, tab=TAB_ONE, seq=4, version=1, notes="older")
+    again = _tab_save(client, claim, tab=TAB_ONE, seq=5, version=1, notes="newer")
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert (late.status_code, again.status_code) == (200, 200)
+    assert '<input type="hidden" name="version" value="2">' in late.content.decode()
+    assert (sheet.notes, sheet.version, sheet.history.count()) == ("newer", 2, 2)
+
+
+def test_a_tabs_older_version_is_stale_again_after_a_submit_and_reopen(
+    client_for, opened, reviewer_a, claim
+):
+    client = client_for(reviewer_a)
+    _tab_save(client, claim, tab=TAB_ONE, seq=1, version=1, notes="draft")
+    client.post(
+        reverse("audit:review-submit", args=[claim.pk]),
+        _form(version=2, judgment="not_supported", notes="submitted"),
+    )
+    client.post(reverse("audit:review-reopen", args=[claim.pk]))
+
+    late = _tab_save(client, claim, tab=TAB_ONE, seq=2, version=2, notes="from the old page")
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert late.status_code == 409
+    assert (sheet.notes, sheet.status, sheet.version) == ("submitted", "draft", 4)
+
+
+def test_a_malformed_tab_id_only_makes_the_version_check_strict(
+    client_for, opened, reviewer_a, claim
+):
+    client = client_for(reviewer_a)
+    _tab_save(client, claim, tab="x<script>", seq=1, version=1, notes="first")
+
+    second = _tab_save(client, claim, tab="x<script>", seq=2, version=1, notes="second")
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert second.status_code == 409
+    assert (sheet.notes, sheet.client_tab) == ("first", "")
 
 
 def test_save_without_javascript_redirects_back_to_the_claim(client_for, opened, reviewer_a, claim):
@@ -262,6 +430,22 @@ def test_submit_opens_the_next_claim(client_for, opened, reviewer_a, claim):
     sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
     assert response.url == reverse("audit:review-claim", args=[following.pk])
     assert (sheet.status, sheet.judgment, len(sheet.evidence)) == ("submitted", "supported", 1)
+
+
+def test_an_incomplete_submit_keeps_what_was_entered_as_a_draft(
+    client_for, opened, reviewer_a, claim
+):
+    client = client_for(reviewer_a)
+
+    response = client.post(
+        reverse("audit:review-submit", args=[claim.pk]), _form(notes="a note to keep")
+    )
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert response.status_code == 200
+    assert response.context["problems"] == ["Choose a judgment."]
+    assert (sheet.status, sheet.notes, sheet.version) == ("draft", "a note to keep", 2)
+    assert '<input type="hidden" name="version" value="2">' in response.content.decode()
 
 
 def test_submit_without_evidence_for_supported_says_what_is_missing(
