@@ -176,14 +176,14 @@ def test_every_refusal_is_a_styled_page_with_a_way_home(world, method):
             if world["users"][role] is not None:
                 client.force_login(world["users"][role])
             response = client.get(url) if method == "GET" else client.post(url, {})
-            if response.status_code in (403, 404):
+            if response.status_code in (403, 404, 405):
                 templates = [t.name for t in response.templates]
                 refusals[(name, role)] = (
                     templates[:2],
                     'href="/">Go to your home page</a>' in response.content.decode(),
                 )
 
-    expected_template = {403: "403.html", 404: "404.html"}
+    expected_template = {403: "403.html", 404: "404.html", 405: "405.html"}
     assert refusals == {
         (name, role): (
             [expected_template[MATRIX[name][method][ROLES.index(role)]], "base.html"],
@@ -192,6 +192,16 @@ def test_every_refusal_is_a_styled_page_with_a_way_home(world, method):
         for name, role in refusals
     }
     assert len(refusals) > 20
+
+
+def test_opening_a_form_address_keeps_the_allow_header_on_the_styled_405(world):
+    client = Client()
+    client.force_login(world["users"]["reviewer_a"])
+
+    response = client.get(f"/claims/{world['claim'].pk}/review/submit/")
+
+    assert (response.status_code, response["Allow"]) == (405, "POST")
+    assert "Not a page to open" in _refusal_text(response)
 
 
 def test_reviewer_is_refused_a_lead_page_alike_whether_or_not_the_set_exists(world):
