@@ -67,6 +67,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "audit.middleware.RefusalMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into a clear 429 page.
     "axes.middleware.AxesMiddleware",
@@ -142,6 +143,10 @@ STORAGES = {
         )
     },
 }
+
+# Without DEBUG (as the demo runs), whitenoise would serve only collected files; outside
+# production it reads the app's static folders directly, so runserver needs no collectstatic.
+WHITENOISE_USE_FINDERS = not PRODUCTION
 
 # Uploaded answer files are parsed in memory; anything larger is refused with a message.
 IMPORT_MAX_BYTES = int(os.environ.get("CITEAUDIT_IMPORT_MAX_BYTES", str(50 * 1024 * 1024)))

@@ -168,8 +168,9 @@ class ClaimReviewTable(tables.Table):
         ):
             text = "Gold" if record.status == selectors.ClaimStatus.ADJUDICATED else "Adjudicate"
             links.append((reverse("audit:adjudicate", args=[record.pk]), text))
-        if record.submitted_count or record.status == selectors.ClaimStatus.ADJUDICATED:
-            links.append((reverse("audit:claim-history", args=[record.pk]), "History"))
+        # Every claim has a history page, drafts and assignments included: a lead looking
+        # for what happened to a claim should not have to guess whether there is any.
+        links.append((reverse("audit:claim-history", args=[record.pk]), "History"))
         if not record.parent_id and record.status not in (
             selectors.ClaimStatus.SPLIT,
             selectors.ClaimStatus.ADJUDICATED,

@@ -61,3 +61,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
 ]
+
+# 400 and 500 keep Django's handlers, which render templates/400.html and 500.html.
+handler403 = "audit.views.errors.permission_denied"
+handler404 = "audit.views.errors.page_not_found"

@@ -5,6 +5,7 @@ entry fails the test, so a new page cannot ship without deciding who may see it.
 from __future__ import annotations
 
 import pytest
+from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
@@ -32,10 +33,10 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:label-distribution": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
     # Continue redirects to the reviewer's own next claim (a lead has none: home).
     "audit:review-continue": {"GET": (LOGIN, 302, 302, 302), "POST": (LOGIN, 302, 302, 302)},
-    "audit:set-progress": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
-    "audit:set-claims": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
-    "audit:review-open": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
-    "audit:reviewer-replace": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 404, 404, 302)},
+    "audit:set-progress": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:set-claims": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:review-open": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:reviewer-replace": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "audit:set-export": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 405, 405, 405)},
     "audit:import": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:answer-detail": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
@@ -47,24 +48,25 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:flag-raise": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 302, 404, 404)},
     # Splitting: leads always; the assigned reviewer only where the set allows it (not here).
     "audit:claim-split": {"GET": (LOGIN, 403, 404, 200), "POST": (LOGIN, 403, 404, 200)},
-    # Adjudication and agreement: lead-only pages; reviewers get a 404, never a hint.
-    "audit:adjudication-queue": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    # Adjudication and agreement: lead-only pages; reviewers get a 403 whether or not the
+    # object exists, so the refusal tells them nothing.
+    "audit:adjudication-queue": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:adjudication-settings": {
-        "GET": (LOGIN, 404, 404, 200),
-        "POST": (LOGIN, 404, 404, 200),
+        "GET": (LOGIN, 403, 403, 200),
+        "POST": (LOGIN, 403, 403, 200),
     },
-    "audit:agreement": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
-    "audit:agreement-claims": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
-    "audit:verdicts-upload": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
-    "audit:adjudicate": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
-    "audit:adjudicate-save": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 404, 404, 400)},
-    "audit:claim-history": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 200)},
+    "audit:agreement": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:agreement-claims": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:verdicts-upload": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:adjudicate": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:adjudicate-save": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 400)},
+    "audit:claim-history": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     # Release report, criteria and comparison: lead-only, like agreement. The failing-claims
     # list needs ?system=&criterion=; without them even a lead gets a 404.
-    "audit:set-report": {"GET": (LOGIN, 404, 404, 200), "POST": (405, 405, 405, 405)},
-    "audit:set-report-claims": {"GET": (LOGIN, 404, 404, 404), "POST": (405, 405, 405, 405)},
-    "audit:set-criteria": {"GET": (LOGIN, 404, 404, 200), "POST": (LOGIN, 404, 404, 302)},
-    "audit:set-compare": {"GET": (LOGIN, 404, 404, 200), "POST": (405, 405, 405, 405)},
+    "audit:set-report": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
+    "audit:set-report-claims": {"GET": (LOGIN, 403, 403, 404), "POST": (405, 405, 405, 405)},
+    "audit:set-criteria": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 302)},
+    "audit:set-compare": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
 }
@@ -156,3 +158,101 @@ def test_post_without_csrf_token_is_refused(world):
     response = client.post(f"/claims/{claim.pk}/review/save/", {"version": 1})
 
     assert response.status_code == 403
+
+
+def _refusal_text(response) -> str:
+    body = response.content.decode()
+    start = body.index('<section class="refusal narrow"')
+    return body[start : body.index("</section>", start)]
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_every_refusal_is_a_styled_page_with_a_way_home(world, method):
+    refusals = {}
+    for name, route in all_url_names():
+        url = _url(route, world)
+        for role in ROLES:
+            client = Client()
+            if world["users"][role] is not None:
+                client.force_login(world["users"][role])
+            response = client.get(url) if method == "GET" else client.post(url, {})
+            if response.status_code in (403, 404, 405):
+                templates = [t.name for t in response.templates]
+                refusals[(name, role)] = (
+                    templates[:2],
+                    'href="/">Go to your home page</a>' in response.content.decode(),
+                )
+
+    expected_template = {403: "403.html", 404: "404.html", 405: "405.html"}
+    assert refusals == {
+        (name, role): (
+            [expected_template[MATRIX[name][method][ROLES.index(role)]], "base.html"],
+            True,
+        )
+        for name, role in refusals
+    }
+    assert len(refusals) > 20
+
+
+def test_opening_a_form_address_keeps_the_allow_header_on_the_styled_405(world):
+    client = Client()
+    client.force_login(world["users"]["reviewer_a"])
+
+    response = client.get(f"/claims/{world['claim'].pk}/review/submit/")
+
+    assert (response.status_code, response["Allow"]) == (405, "POST")
+    assert "Not a page to open" in _refusal_text(response)
+
+
+def test_reviewer_is_refused_a_lead_page_alike_whether_or_not_the_set_exists(world):
+    client = Client()
+    client.force_login(world["users"]["reviewer_b"])
+
+    existing = client.get(f"/sets/{world['set'].pk}/agreement/")
+    missing = client.get("/sets/999999/agreement/")
+
+    assert (existing.status_code, missing.status_code) == (403, 403)
+    assert _refusal_text(existing) == _refusal_text(missing)
+    assert "This page is for leads." in _refusal_text(existing)
+
+
+def test_unknown_address_is_a_styled_404_that_lists_no_url_patterns(world):
+    client = Client()
+    client.force_login(world["users"]["reviewer_a"])
+
+    response = client.get("/sets/1/no-such-page/")
+
+    assert response.status_code == 404
+    assert [t.name for t in response.templates][:2] == ["404.html", "base.html"]
+    assert _refusal_text(response) == (
+        '<section class="refusal narrow" aria-labelledby="refusal-title">\n'
+        '  <p class="refusal-code muted">Error 404</p>\n'
+        '  <h1 id="refusal-title">Page not found</h1>\n'
+        "  <p>There is no page at this address.</p>\n"
+        '  <p class="muted">The address may be mistyped, or what it pointed to was removed or'
+        " is not shared with your account.</p>\n"
+        '  <p><a class="button" href="/">Go to your home page</a></p>\n'
+    )
+    assert "sets/&lt;int:pk&gt;" not in response.content.decode()
+
+
+def test_server_error_page_renders_without_a_request():
+    body = render_to_string("500.html")
+
+    assert "Something went wrong on the server" in body
+    assert 'href="/">Go to your home page</a>' in body
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_htmx_request_from_an_ended_session_gets_401_not_the_login_page(world, method):
+    statuses = {}
+    for name, route in all_url_names():
+        url = _url(route, world)
+        client = Client(headers={"HX-Request": "true"})
+        response = client.get(url) if method == "GET" else client.post(url, {})
+        statuses[name] = response.status_code
+
+    assert statuses == {
+        name: 401 if MATRIX[name][method][0] == LOGIN else MATRIX[name][method][0]
+        for name in statuses
+    }

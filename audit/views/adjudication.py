@@ -9,7 +9,7 @@ from datetime import datetime
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -19,26 +19,18 @@ from audit import display, judgments, selectors, services
 from audit.filters import AdjudicationQueueFilter
 from audit.forms import AdjudicationForm, AdjudicationSettingsForm
 from audit.models import Adjudication, AuditSet, AuditSheet, Claim, Passage, Severity
-from audit.roles import is_lead
 from audit.tables import AdjudicationQueueTable, sheet_letter
+from audit.views import access
 
 PER_PAGE = 50
 
 
 def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
-    # A reviewer gets a 404, not a 403: these pages carry the other reviewers' sheets.
-    if not is_lead(request.user):
-        raise Http404("No such page.")
-    return selectors.set_for_user(user=request.user, pk=pk)
+    return access.get_set_for_lead(request, pk)
 
 
 def _get_claim_for_lead(request: HttpRequest, pk: int) -> Claim:
-    if not is_lead(request.user):
-        raise Http404("No such page.")
-    claim = selectors.lead_claim(pk=pk)
-    if claim is None:
-        raise Http404("No such claim.")
-    return claim
+    return access.get_claim_for_lead(request, pk)
 
 
 def _blind_notice(request: HttpRequest, claim: Claim) -> HttpResponse:

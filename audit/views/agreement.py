@@ -20,8 +20,8 @@ from audit.dashboard import REVIEWERS, Dashboard, Reviewer
 from audit.formats.records import Budget, FormatError
 from audit.forms import DashboardFilterForm, VerdictUploadForm
 from audit.models import AuditSet, RaterLabel
-from audit.roles import is_lead
 from audit.tables import sheet_letter
+from audit.views import access
 
 PER_PAGE = 50
 LABELS = {**judgments.JUDGMENT_LABELS, BINARY_NOT: "Not fully supported"}
@@ -42,10 +42,7 @@ HEADER_HEIGHT = 78
 
 
 def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
-    # Reviewers never see agreement figures: a 404, as for every lead page.
-    if not is_lead(request.user):
-        raise Http404("No such page.")
-    return selectors.set_for_user(user=request.user, pk=pk)
+    return access.get_set_for_lead(request, pk)
 
 
 def _board(request: HttpRequest, audit_set: AuditSet) -> tuple[Dashboard, DashboardFilterForm]:

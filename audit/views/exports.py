@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from django.utils.cache import patch_cache_control
 from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
 from audit.models import AuditSet
-from audit.roles import is_lead
 from audit.services.exports import EXPORT_FORMATS, export_stream
+from audit.views import access
 
 
 def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
-    if not is_lead(request.user):
-        raise PermissionDenied
-    return get_object_or_404(AuditSet, pk=pk)
+    return access.get_set_for_lead(request, pk)
 
 
 @login_required

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django_tables2 import RequestConfig
@@ -15,17 +15,14 @@ from audit import selectors, services
 from audit.filters import ClaimReviewFilter
 from audit.forms import ReviewerReplaceForm, ReviewOpenForm
 from audit.models import AuditSet
-from audit.roles import is_lead
 from audit.tables import ClaimReviewTable
+from audit.views import access
 
 PER_PAGE = 50
 
 
 def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
-    # A reviewer gets a 404, not a 403: these pages carry the other reviewers' counts.
-    if not is_lead(request.user):
-        raise Http404("No such page.")
-    return selectors.set_for_user(user=request.user, pk=pk)
+    return access.get_set_for_lead(request, pk)
 
 
 @login_required

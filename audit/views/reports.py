@@ -22,8 +22,8 @@ from audit.criteria import CriteriaError, Criterion, Decision, criteria_from_dic
 from audit.forms import CompareForm, CriteriaForm
 from audit.metrics import JudgmentCounts, MetricSummary, judgment_distribution, summarize
 from audit.models import Adjudication, Answer, AuditSet, AuditSheet
-from audit.roles import is_lead
 from audit.tables import sheet_letter
+from audit.views import access
 
 PER_PAGE = 50
 BAR_WIDTH = 520
@@ -44,10 +44,7 @@ STATUS_LABELS = {
 
 
 def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
-    # Reviewers never see release figures while they review: a 404, as for every lead page.
-    if not is_lead(request.user):
-        raise Http404("No such page.")
-    return selectors.set_for_user(user=request.user, pk=pk)
+    return access.get_set_for_lead(request, pk)
 
 
 def _criteria(audit_set: AuditSet) -> tuple[tuple[Criterion, ...], str]:

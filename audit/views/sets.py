@@ -7,7 +7,6 @@ import hashlib
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -23,14 +22,14 @@ from audit.forms import AuditSetForm, ImportForm
 from audit.models import Answer, AuditSet, ClaimCheck
 from audit.roles import is_lead
 from audit.tables import AnswerTable, AuditSetTable
+from audit.views import access
 from audit.views.reports import release_overview_cached
 
 PER_PAGE = 50
 
 
 def _require_lead(request: HttpRequest) -> None:
-    if not is_lead(request.user):
-        raise PermissionDenied
+    access.require_lead(request)
 
 
 def _render_list(request: HttpRequest, template: str, ctx: dict) -> HttpResponse:

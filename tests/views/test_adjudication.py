@@ -129,7 +129,7 @@ def test_queue_never_loads_answer_or_passage_text(client_for, opened, round_, le
     assert '"audit_passage"."text"' not in sql
 
 
-def test_reviewers_get_404_on_every_adjudication_page(client_for, opened, round_, reviewer_a):
+def test_reviewers_get_403_on_every_adjudication_page(client_for, opened, round_, reviewer_a):
     client = client_for(reviewer_a)
     claim = round_["c0"]
     urls = [
@@ -142,8 +142,8 @@ def test_reviewers_get_404_on_every_adjudication_page(client_for, opened, round_
     statuses = [client.get(url).status_code for url in urls]
     posted = client.post(reverse("audit:adjudicate-save", args=[claim.pk]), {"version": 0})
 
-    assert statuses == [404, 404, 404, 404]
-    assert posted.status_code == 404
+    assert statuses == [403, 403, 403, 403]
+    assert posted.status_code == 403
     assert Adjudication.objects.filter(claim=claim).count() == 0
 
 

@@ -273,7 +273,7 @@ def test_reviewers_never_see_agreement_pages(client_for, board_set, reviewer_a):
         reverse("audit:verdicts-upload", args=[board_set.pk]),
     ]
 
-    assert [client.get(url).status_code for url in urls] == [404, 404, 404]
+    assert [client.get(url).status_code for url in urls] == [403, 403, 403]
 
 
 def test_verdict_upload_page_imports_and_reports_errors(client_for, handmade, lead):

@@ -104,7 +104,7 @@ def test_progress_page_counts_each_reviewer(client_for, opened, lead, reviewer_a
     assert "Which year?" in response.content.decode()
 
 
-def test_lead_pages_are_404_for_reviewers(client_for, opened, reviewer_a):
+def test_lead_pages_are_403_for_reviewers(client_for, opened, reviewer_a):
     client = client_for(reviewer_a)
     urls = [
         reverse("audit:set-progress", args=[opened.pk]),
@@ -120,7 +120,7 @@ def test_lead_pages_are_404_for_reviewers(client_for, opened, reviewer_a):
         ).status_code
     )
 
-    assert statuses == [404, 404, 404, 404]
+    assert statuses == [403, 403, 403, 403]
 
 
 def test_claims_table_shows_each_review_status(client_for, opened, lead, reviewer_a, reviewer_b):
