@@ -14,6 +14,19 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
+    """On SQLite, a test database in a file (one per xdist worker), as the server uses: an
+    in-memory database shared between threads locks whole tables instead, so threaded race
+    tests would not meet the file locking (WAL, busy timeout) that production meets."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        path = tmp_path_factory.mktemp("sqlite") / "test.sqlite3"
+        database.setdefault("TEST", {})["NAME"] = str(path)
+
+
 @pytest.fixture(autouse=True)
 def empty_cache():
     # Ids repeat between tests that roll back; a cached release overview must not leak across.

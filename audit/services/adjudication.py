@@ -102,7 +102,7 @@ def adjudication_save(
     if reason not in Adjudication.Reason.values:
         raise ReviewError(f"Unknown reason code “{reason}”.")
     with transaction.atomic():
-        claim = Claim.objects.select_for_update(of=("self",)).get(pk=claim.pk)
+        claim = Claim.objects.select_for_update(of=("self",), no_key=True).get(pk=claim.pk)
         if claim.atomic_claims.exists():
             raise ReviewError("This claim was split: adjudicate its atomic claims.")
         sheets = selectors.adjudication_sheets(claim=claim)
