@@ -95,6 +95,7 @@ def _start(env: dict, port: int) -> subprocess.Popen:
             sys.executable,
             "manage.py",
             "serve",
+            "--dev",  # a scratch database on loopback, with the development secret key
             f"--bind=127.0.0.1:{port}",
             "--workers=2",
             "--no-migrate",

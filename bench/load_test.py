@@ -231,6 +231,7 @@ def main() -> None:
             sys.executable,
             "manage.py",
             "serve",
+            "--dev",  # a scratch database on loopback, with the development secret key
             f"--bind=127.0.0.1:{args.port}",
             f"--workers={args.workers}",
             *([f"--threads={args.threads}"] if args.threads else []),
