@@ -180,7 +180,11 @@ SECURE_CSP = {
 
 SESSION_COOKIE_AGE = 60 * 60 * 12
 SESSION_COOKIE_HTTPONLY = True
-CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the body's hx-headers, not the cookie
+# The CSRF secret lives in the session, not in a cookie of its own: a token is valid only in
+# the session it was issued to, so a cookie + token pair taken from one user (or planted by
+# a sibling subdomain) is refused in another's. Pages carry the token in the body's
+# hx-headers and in their forms; the review page fetches a fresh one after a new login.
+CSRF_USE_SESSIONS = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

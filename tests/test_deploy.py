@@ -1,13 +1,18 @@
 """Production settings pass Django's deployment checks; login attempts are throttled."""
 
+import json
 import os
+import re
 import subprocess
 import sys
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
+from audit.models import AuditSet
 from tests.conftest import ROOT
+from tests.factories import UserFactory
 
 
 def test_check_deploy_is_clean_with_production_settings():
@@ -112,3 +117,32 @@ def test_serve_with_the_dev_flag_still_refuses_an_address_beyond_loopback():
         "secret key is the public development key): the development settings are only for "
         "a loopback address such as 127.0.0.1:8000."
     )
+
+
+def _browser_of(user) -> tuple[Client, str]:
+    """A logged-in browser that checks CSRF, and the token its set form carries."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    body = client.get(reverse("audit:set-create")).content.decode()
+    headers = re.search(r"<body hx-headers='([^']*)'>", body).group(1)
+    return client, json.loads(headers)["x-csrftoken"]
+
+
+@pytest.mark.django_db
+def test_a_csrf_token_from_one_users_session_is_refused_in_another_users_session():
+    alice, bob = UserFactory(role="lead"), UserFactory(role="lead")
+    alice_browser, alice_token = _browser_of(alice)
+    bob_browser, bob_token = _browser_of(bob)
+    # Everything Alice's browser holds for CSRF, cookie included where there is one.
+    if "csrftoken" in alice_browser.cookies:
+        bob_browser.cookies["csrftoken"] = alice_browser.cookies["csrftoken"].value
+
+    refused = bob_browser.post(
+        reverse("audit:set-create"), {"name": "Forged"}, headers={"x-csrftoken": alice_token}
+    )
+    accepted = bob_browser.post(
+        reverse("audit:set-create"), {"name": "Own"}, headers={"x-csrftoken": bob_token}
+    )
+
+    assert (refused.status_code, accepted.status_code) == (403, 302)
+    assert list(AuditSet.objects.values_list("name", flat=True)) == ["Own"]
