@@ -91,7 +91,7 @@ def _database_url() -> str:
     return f"sqlite:///{tempfile.mkdtemp(prefix='citeaudit-fault-')}/fault.sqlite3"
 
 
-def _start(env: dict, port: int) -> subprocess.Popen:
+def _start(env: dict, port: int, workers: int = 2) -> subprocess.Popen:
     server = subprocess.Popen(
         [
             sys.executable,
@@ -99,7 +99,7 @@ def _start(env: dict, port: int) -> subprocess.Popen:
             "serve",
             "--dev",  # a scratch database on loopback, with the development secret key
             f"--bind=127.0.0.1:{port}",
-            "--workers=2",
+            f"--workers={workers}",
             "--no-migrate",
         ],
         cwd=ROOT,
