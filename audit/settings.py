@@ -25,11 +25,14 @@ def _env_flag(name: str, default: bool = False) -> bool:
 PRODUCTION = _env_flag("DJANGO_PRODUCTION")
 DEBUG = _env_flag("DJANGO_DEBUG", default=not PRODUCTION)
 
+# Public, so only good for a development machine; `manage.py serve` refuses it (and DEBUG)
+# unless it is given --dev.
+DEVELOPMENT_SECRET_KEY = "dev-only-insecure-key-citeaudit-not-for-production-use-0123456789"
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
     if PRODUCTION:
         raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_PRODUCTION=1")
-    SECRET_KEY = "dev-only-insecure-key-citeaudit-not-for-production-use-0123456789"
+    SECRET_KEY = DEVELOPMENT_SECRET_KEY
 
 ALLOWED_HOSTS = [
     h.strip()
@@ -115,6 +118,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # PostgreSQL's JIT compiler spends 100-300 ms on the review page's and the claims
     # table's queries, more than running them takes (bench/bench_scale.py).
     DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several gunicorn workers write one file. A deferred transaction that reads, then
+    # writes, fails at once with "database is locked" when another writer got there first
+    # (waiting could deadlock, so SQLite does not wait); an IMMEDIATE one takes the write
+    # lock at BEGIN and waits up to `timeout` seconds for it, so writers queue instead.
+    # WAL lets pages be read while a save is being written; synchronous=NORMAL is still
+    # durable across a crash of the server process in WAL mode, only not an OS crash.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": int(os.environ.get("SQLITE_BUSY_TIMEOUT", "20")),
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -176,7 +193,11 @@ SECURE_CSP = {
 
 SESSION_COOKIE_AGE = 60 * 60 * 12
 SESSION_COOKIE_HTTPONLY = True
-CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the body's hx-headers, not the cookie
+# The CSRF secret lives in the session, not in a cookie of its own: a token is valid only in
+# the session it was issued to, so a cookie + token pair taken from one user (or planted by
+# a sibling subdomain) is refused in another's. Pages carry the token in the body's
+# hx-headers and in their forms; the review page fetches a fresh one after a new login.
+CSRF_USE_SESSIONS = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

@@ -51,6 +51,8 @@ print(audit_set.pk)
 """
 
 _VERSION = re.compile(r'name="version" value="(\d+)"')
+# The CSRF token is bound to the session (no cookie holds it): every page carries it here.
+_CSRF = re.compile(r'<body hx-headers=\'\{"x-csrftoken": "(\w+)"\}\'>')
 _CLAIM = re.compile(r"/claims/(\d+)/review/")
 _NOTES = re.compile(r'<textarea name="notes"[^>]*>(.*?)</textarea>', re.S)
 
@@ -89,14 +91,15 @@ def _database_url() -> str:
     return f"sqlite:///{tempfile.mkdtemp(prefix='citeaudit-fault-')}/fault.sqlite3"
 
 
-def _start(env: dict, port: int) -> subprocess.Popen:
+def _start(env: dict, port: int, workers: int = 2) -> subprocess.Popen:
     server = subprocess.Popen(
         [
             sys.executable,
             "manage.py",
             "serve",
+            "--dev",  # a scratch database on loopback, with the development secret key
             f"--bind=127.0.0.1:{port}",
-            "--workers=2",
+            f"--workers={workers}",
             "--no-migrate",
         ],
         cwd=ROOT,
@@ -115,16 +118,18 @@ def _start(env: dict, port: int) -> subprocess.Popen:
 
 def _login(base: str, name: str) -> requests.Session:
     session = requests.Session()
-    session.get(base + "/login/", timeout=10)
-    session.post(
+    page = session.get(base + "/login/", timeout=10)
+    home = session.post(
         base + "/login/",
         timeout=30,
         data={
             "username": name,
             "password": PASSWORD,
-            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+            "csrfmiddlewaretoken": _CSRF.search(page.text).group(1),
         },
     )
+    # Logging in renewed the session's token: take it from the page the login led to.
+    session.headers["X-CSRFToken"] = _CSRF.search(home.text).group(1)
     return session
 
 
@@ -138,7 +143,7 @@ def _review(base: str, name: str, set_pk: int, ack: Acknowledged, stop: threadin
             return
         claim = int(found.group(1))
         version = int(_VERSION.search(page.text).group(1))
-        headers = {"HX-Request": "true", "X-CSRFToken": session.cookies["csrftoken"]}
+        headers = {"HX-Request": "true"}
         for _ in range(3):
             step += 1
             notes = f"{name} note {step}"
@@ -164,7 +169,6 @@ def _review(base: str, name: str, set_pk: int, ack: Acknowledged, stop: threadin
             f"{base}/claims/{claim}/review/submit/",
             allow_redirects=False,
             timeout=10,
-            headers={"X-CSRFToken": session.cookies["csrftoken"]},
             data={"version": version, "judgment": "unclear", "notes": notes},
         )
         if done.status_code in (302, 303):

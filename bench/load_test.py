@@ -41,6 +41,8 @@ THINK_SECONDS = 0.0
 JUDGMENTS = ["supported", "partially_supported", "not_supported", "contradicted", "unclear"]
 
 _VERSION = re.compile(r'name="version" value="(\d+)"')
+# The CSRF token is bound to the session (no cookie holds it): every page carries it here.
+_CSRF = re.compile(r'<body hx-headers=\'\{"x-csrftoken": "(\w+)"\}\'>')
 _EVIDENCE = re.compile(r'name="evidence" value="(\d+:\d+:\d+)"')
 _CLAIM = re.compile(r"/claims/(\d+)/review/")
 
@@ -100,17 +102,19 @@ class Stats:
 def login(base: str, name: str) -> requests.Session:
     """A logged-in session; logins (one slow password hash each) happen before the clock."""
     session = requests.Session()
-    session.get(base + "/login/", timeout=30)
+    page = session.get(base + "/login/", timeout=30)
     response = session.post(
         base + "/login/",
         data={
             "username": name,
             "password": PASSWORD,
-            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+            "csrfmiddlewaretoken": _CSRF.search(page.text).group(1),
         },
         timeout=30,
     )
     response.raise_for_status()
+    # Logging in renewed the session's token: take it from the page the login led to.
+    session.headers["X-CSRFToken"] = _CSRF.search(response.text).group(1)
     return session
 
 
@@ -155,7 +159,7 @@ def _review_until(
         claim = found.group(1)
         version = int(_VERSION.search(page.text).group(1))
         sentences = _EVIDENCE.findall(page.text)
-        headers = {"HX-Request": "true", "X-CSRFToken": s.cookies["csrftoken"]}
+        headers = {"HX-Request": "true"}
         chosen: list[str] = []
         judgment = rng.choice(JUDGMENTS)
         for _ in range(2):  # toggle evidence: each toggle autosaves
@@ -185,7 +189,6 @@ def _review_until(
             "submit",
             "POST",
             f"/claims/{claim}/review/submit/",
-            headers={"X-CSRFToken": s.cookies["csrftoken"]},
             allow_redirects=False,
             data={
                 "version": version,
@@ -231,6 +234,7 @@ def main() -> None:
             sys.executable,
             "manage.py",
             "serve",
+            "--dev",  # a scratch database on loopback, with the development secret key
             f"--bind=127.0.0.1:{args.port}",
             f"--workers={args.workers}",
             *([f"--threads={args.threads}"] if args.threads else []),

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import cache
+from django.middleware.csrf import CSRF_ALLOWED_CHARS, CSRF_SECRET_LENGTH, CSRF_SESSION_KEY
+from django.utils.crypto import get_random_string
 
 from audit import services
 from audit.formats import parse_file
@@ -12,6 +14,19 @@ from tests.factories import AuditSetFactory, UserFactory
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
+    """On SQLite, a test database in a file (one per xdist worker), as the server uses: an
+    in-memory database shared between threads locks whole tables instead, so threaded race
+    tests would not meet the file locking (WAL, busy timeout) that production meets."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        path = tmp_path_factory.mktemp("sqlite") / "test.sqlite3"
+        database.setdefault("TEST", {})["NAME"] = str(path)
 
 
 @pytest.fixture(autouse=True)
@@ -64,10 +79,19 @@ def handmade(audit_set):
     return audit_set
 
 
+def log_in(client, user):
+    """force_login, plus the CSRF secret a real login stores in the session: without it the
+    first page would store one, and count that session write among its own queries."""
+    client.force_login(user)
+    session = client.session
+    session[CSRF_SESSION_KEY] = get_random_string(CSRF_SECRET_LENGTH, CSRF_ALLOWED_CHARS)
+    session.save()
+    return client
+
+
 @pytest.fixture
 def client_for(client):
     def login(user):
-        client.force_login(user)
-        return client
+        return log_in(client, user)
 
     return login

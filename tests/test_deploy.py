@@ -1,13 +1,18 @@
 """Production settings pass Django's deployment checks; login attempts are throttled."""
 
+import json
 import os
+import re
 import subprocess
 import sys
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
+from audit.models import AuditSet
 from tests.conftest import ROOT
+from tests.factories import UserFactory
 
 
 def test_check_deploy_is_clean_with_production_settings():
@@ -49,3 +54,95 @@ def test_responses_carry_a_csp_without_unsafe_inline_scripts(client_for, lead):
     policy = response.headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy
     assert "unsafe-inline" not in policy
+
+
+def _serve(*args: str, **env: str) -> subprocess.CompletedProcess:
+    # Only the refusal is under test: a serve that went on would exec gunicorn and block
+    # until the timeout, which fails the test too.
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("DJANGO_") or k == "DJANGO_SETTINGS_MODULE"
+    }
+    return subprocess.run(
+        [sys.executable, "manage.py", "serve", "--no-migrate", *args],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_serve_refuses_the_development_settings_without_the_dev_flag():
+    result = _serve("--bind=127.0.0.1:0")
+
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "CommandError: Refusing to serve: DEBUG is on and the secret key is the public "
+        "development key. For production set DJANGO_PRODUCTION=1 and DJANGO_SECRET_KEY (and "
+        "DJANGO_DEBUG unset); to try it out on this machine, pass --dev."
+    )
+
+
+def test_serve_refuses_the_development_secret_key_even_with_debug_off():
+    result = _serve("--bind=127.0.0.1:0", DJANGO_DEBUG="0")
+
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "CommandError: Refusing to serve: the secret key is the public development key. For "
+        "production set DJANGO_PRODUCTION=1 and DJANGO_SECRET_KEY (and DJANGO_DEBUG unset); "
+        "to try it out on this machine, pass --dev."
+    )
+
+
+def test_serve_refuses_debug_in_production():
+    result = _serve(
+        "--bind=127.0.0.1:0",
+        DJANGO_PRODUCTION="1",
+        DJANGO_DEBUG="1",
+        DJANGO_SECRET_KEY="x" * 50,
+    )
+
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("CommandError: Refusing to serve: DEBUG is on.")
+
+
+def test_serve_with_the_dev_flag_still_refuses_an_address_beyond_loopback():
+    result = _serve("--dev", "--bind=0.0.0.0:8000")
+
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "CommandError: Refusing to serve on 0.0.0.0:8000 with --dev (DEBUG is on and the "
+        "secret key is the public development key): the development settings are only for "
+        "a loopback address such as 127.0.0.1:8000."
+    )
+
+
+def _browser_of(user) -> tuple[Client, str]:
+    """A logged-in browser that checks CSRF, and the token its set form carries."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    body = client.get(reverse("audit:set-create")).content.decode()
+    headers = re.search(r"<body hx-headers='([^']*)'>", body).group(1)
+    return client, json.loads(headers)["x-csrftoken"]
+
+
+@pytest.mark.django_db
+def test_a_csrf_token_from_one_users_session_is_refused_in_another_users_session():
+    alice, bob = UserFactory(role="lead"), UserFactory(role="lead")
+    alice_browser, alice_token = _browser_of(alice)
+    bob_browser, bob_token = _browser_of(bob)
+    # Everything Alice's browser holds for CSRF, cookie included where there is one.
+    if "csrftoken" in alice_browser.cookies:
+        bob_browser.cookies["csrftoken"] = alice_browser.cookies["csrftoken"].value
+
+    refused = bob_browser.post(
+        reverse("audit:set-create"), {"name": "Forged"}, headers={"x-csrftoken": alice_token}
+    )
+    accepted = bob_browser.post(
+        reverse("audit:set-create"), {"name": "Own"}, headers={"x-csrftoken": bob_token}
+    )
+
+    assert (refused.status_code, accepted.status_code) == (403, 302)
+    assert list(AuditSet.objects.values_list("name", flat=True)) == ["Own"]

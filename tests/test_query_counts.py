@@ -9,7 +9,7 @@ from django.urls import reverse
 from audit import services
 from audit.judgments import NOT_SUPPORTED, UNCLEAR
 from audit.models import Answer, Claim, Rater, RaterLabel
-from tests.conftest import FIXTURES, import_file
+from tests.conftest import FIXTURES, import_file, log_in
 from tests.factories import submitted_sheet
 
 pytestmark = pytest.mark.django_db
@@ -37,9 +37,7 @@ def _grow(audit_set):
 
 
 def _client(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return log_in(Client(), user)
 
 
 def _judge(claims, reviewers, rater) -> None:

@@ -109,7 +109,7 @@ def adjudication_save(
     if numbers_overridden and not override_reason:
         raise ReviewError("Say why the number check is overridden.")
     with transaction.atomic():
-        claim = Claim.objects.select_for_update(of=("self",)).get(pk=claim.pk)
+        claim = Claim.objects.select_for_update(of=("self",), no_key=True).get(pk=claim.pk)
         if claim.atomic_claims.exists():
             raise ReviewError("This claim was split: adjudicate its atomic claims.")
         sheets = selectors.adjudication_sheets(claim=claim)

@@ -24,7 +24,7 @@ def criteria_update(
     """
     normalized = criteria_to_dicts(criteria_from_dicts(criteria))
     with transaction.atomic():
-        audit_set = AuditSet.objects.select_for_update().get(pk=audit_set.pk)
+        audit_set = AuditSet.objects.select_for_update(no_key=True).get(pk=audit_set.pk)
         if normalized == audit_set.criteria:
             return None
         locked_since = criteria_locked_since(audit_set=audit_set)

@@ -125,7 +125,7 @@ def set_compare(*, audit_set: AuditSet) -> CompareSummary:
 def _compare_chunk(ids: list[int]) -> CompareSummary:
     with transaction.atomic():
         claims = list(
-            Claim.objects.select_for_update(of=("self",))
+            Claim.objects.select_for_update(of=("self",), no_key=True)
             .filter(pk__in=ids)
             .annotate(
                 is_adjudicated=Exists(Adjudication.objects.filter(claim=OuterRef("pk"))),

@@ -52,10 +52,10 @@ def _write_chunk(ids: list[int], get_model: GetModel) -> int:
     sheet_fact = get_model("audit", "SheetFact")
     pair_fact = get_model("audit", "PairFact")
     claim_fact = get_model("audit", "ClaimFact")
+    locked = claim_model.objects.select_for_update(of=("self",), no_key=True)
     claims = {
         pk: (audit_set_id, system)
-        for pk, audit_set_id, system in claim_model.objects.select_for_update(of=("self",))
-        .filter(pk__in=ids)
+        for pk, audit_set_id, system in locked.filter(pk__in=ids)
         .order_by("pk")
         .values_list("pk", "answer__audit_set_id", "answer__system")
     }

@@ -35,6 +35,7 @@ from audit.models import (
     RaterLabel,
 )
 from audit.services.facts import agreement_facts_refresh
+from audit.services.locks import claims_lock
 from audit.services.statuses import claim_statuses_refresh
 from audit.services.tallies import reviewer_tallies_refresh
 
@@ -700,6 +701,7 @@ def claim_checks_recompute(
             (c, tuple(p.position for p in c.citations.all()), bool(c.cited_unknown)) for c in claims
         ]
         with transaction.atomic():
+            claims_lock(claim_ids=[c.pk for c in claims])
             ClaimCheck.objects.filter(claim__answer=answer).delete()
             ClaimCheck.objects.bulk_create(answer_claim_checks(passages, rows))
             # The highlights shown changed: so did what reviewers kept of them.

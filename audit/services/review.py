@@ -34,6 +34,7 @@ from audit.services.disagreements import claims_compare
 from audit.services.facts import CHUNK as FACTS_CHUNK
 from audit.services.facts import agreement_facts_refresh
 from audit.services.imports import answer_claim_checks
+from audit.services.locks import audit_set_lock, claims_lock
 from audit.services.statuses import claim_statuses_refresh
 from audit.services.tallies import reviewer_tallies_refresh, reviewer_tally_move
 
@@ -146,7 +147,7 @@ def review_open(
             f"An overlap of {overlap} needs at least {overlap} reviewers; {len(people)} chosen."
         )
     with transaction.atomic():
-        audit_set = AuditSet.objects.select_for_update().get(pk=audit_set.pk)
+        audit_set = audit_set_lock(audit_set_id=audit_set.pk)
         audit_set.overlap = overlap
         if audit_set.review_opened_at is None:
             audit_set.review_opened_at = timezone.now()
@@ -235,6 +236,12 @@ def reviewer_replace(
     if leaving.pk == joining.pk:
         raise ReviewError("Choose two different reviewers.")
     with transaction.atomic():
+        audit_set = audit_set_lock(audit_set_id=audit_set.pk)
+        claims_lock(
+            claim_ids=Assignment.objects.filter(
+                reviewer=leaving, claim__answer__audit_set=audit_set
+            ).values_list("claim_id", flat=True)
+        )
         submitted = AuditSheet.objects.filter(
             claim=OuterRef("claim"), reviewer=leaving, status=AuditSheet.Status.SUBMITTED
         )
@@ -320,6 +327,7 @@ def sheet_save(
     """
     first = sheet.pk is None
     with transaction.atomic():
+        claims_lock(claim_ids=[sheet.claim_id])
         sheet = _stored(sheet)
         if tab:
             own = (
@@ -367,6 +375,9 @@ def sheet_submit(
     sentence; a wrong citation needs the uncited passage of the answer that supports it.
     """
     with transaction.atomic():
+        # The claim before the sheet, as everywhere (services/locks.py): the last submit
+        # writes gold that refers to the other reviewers' sheets.
+        claims_lock(claim_ids=[sheet.claim_id])
         sheet = _claim_version(sheet=sheet, user=user, version=version)
         if sheet.status == AuditSheet.Status.SUBMITTED:
             raise ReviewError("This sheet is already submitted.")
@@ -399,7 +410,10 @@ def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
     if sheet.reviewer_id != user.pk:
         raise PermissionDenied("Only the sheet's reviewer can reopen it.")
     with transaction.atomic():
-        sheet = AuditSheet.objects.select_for_update().get(pk=sheet.pk)
+        # The claim before the sheet: locking the sheet first deadlocked against the other
+        # reviewer's last submit, which holds the claim and writes gold citing this sheet.
+        claims_lock(claim_ids=[sheet.claim_id])
+        sheet = AuditSheet.objects.select_for_update(no_key=True).get(pk=sheet.pk)
         if sheet.status != AuditSheet.Status.SUBMITTED:
             raise ReviewError("This sheet is not submitted.")
         gold = Adjudication.objects.filter(claim_id=sheet.claim_id).first()
@@ -438,7 +452,8 @@ def _claim_version(*, sheet: AuditSheet, user: AbstractBaseUser, version: int) -
     """Take the next version of the sheet, or fail if `version` is not the current one.
 
     The conditional update is the lock: of two saves naming the same version only the
-    first matches a row, on SQLite and PostgreSQL alike. Call inside a transaction.
+    first matches a row, on SQLite and PostgreSQL alike. Call inside a transaction, after
+    locking the sheet's claim (services/locks.py).
     """
     if sheet.reviewer_id != user.pk:
         raise PermissionDenied("Only the sheet's reviewer can change it.")
@@ -621,7 +636,7 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
             raise ReviewError(f"The answer has no passage [{unknown[0]}].")
 
     with transaction.atomic():
-        claim = Claim.objects.select_for_update().get(pk=claim.pk)
+        claim = Claim.objects.select_for_update(no_key=True).get(pk=claim.pk)
         if claim.atomic_claims.exists():
             raise ReviewError("This claim is already split.")
         if Adjudication.objects.filter(claim=claim).exists():

@@ -141,15 +141,28 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
     if (!retryTimer) say("Unsaved changes…", "pending");
   }
 
-  function csrfCookie() {
-    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : null;
+  // The CSRF token is bound to the session (no cookie holds it): after logging in again in
+  // another tab only a page rendered in the new session carries a valid one, so a save
+  // refused for the session fetches this page again and takes the token from its body.
+  let csrfToken = null; // null: the one in the body's hx-headers is current
+  let csrfStale = false;
+
+  function refreshCsrf() {
+    return fetch(window.location.href, { credentials: "same-origin" })
+      .then(function (response) {
+        return response.text();
+      })
+      .then(function (html) {
+        const body = new DOMParser().parseFromString(html, "text/html").body;
+        const token = JSON.parse(body.getAttribute("hx-headers") || "{}")["x-csrftoken"];
+        if (token) csrfToken = token;
+      })
+      .catch(function () {});
   }
 
-  // Logging in again (in another tab) rotates the CSRF token; the cookie always holds the
-  // current one, and Django reads the form field before the header.
+  // Django reads the form field before the header: both carry the current token.
   function freshenCsrf() {
-    const token = csrfCookie();
+    const token = csrfToken;
     const field = form.querySelector("input[name=csrfmiddlewaretoken]");
     if (token && field) field.value = token;
   }
@@ -260,6 +273,7 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
       afterSave = null;
       if (status === 409) stale = true;
     } else if (status === 401 || status === 403) {
+      csrfStale = true;
       retryLater("Not saved: your session has ended. Log in again in another tab.");
     } else if (status >= 200 && status < 300) {
       retryLater("Not saved: unexpected answer from the server.");
@@ -274,7 +288,9 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
     clearTimeout(retryTimer);
     retryTimer = setTimeout(function () {
       retryTimer = null;
-      save();
+      if (!csrfStale) return save();
+      csrfStale = false;
+      refreshCsrf().then(save);
     }, retryMs);
   }
 
@@ -290,7 +306,7 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
 
   // The flag button is the one htmx request left on this page.
   form.addEventListener("htmx:configRequest", function (event) {
-    const token = csrfCookie();
+    const token = csrfToken;
     if (!token) return;
     const headers = event.detail.headers;
     Object.keys(headers).forEach(function (name) {

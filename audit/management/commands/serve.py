@@ -1,4 +1,9 @@
-"""python manage.py serve: migrate, collect static files, then run gunicorn (production)."""
+"""python manage.py serve: migrate, collect static files, then run gunicorn (production).
+
+It refuses to serve with DEBUG on or the public development secret key (the settings'
+defaults without DJANGO_PRODUCTION=1) unless given --dev, and then only on loopback: a
+debug page lists settings and code, and a known key lets anyone forge a session.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import os
 import shutil
 import sys
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
@@ -24,8 +30,16 @@ class Command(BaseCommand):
         )
         parser.add_argument("--threads", type=int, default=2)
         parser.add_argument("--no-migrate", action="store_true")
+        parser.add_argument(
+            "--dev",
+            action="store_true",
+            help="allow DEBUG and the development secret key, on a loopback address only",
+        )
 
-    def handle(self, bind: str, workers: int | None, threads: int, no_migrate: bool, **_) -> None:
+    def handle(
+        self, bind: str, workers: int | None, threads: int, no_migrate: bool, dev: bool, **_
+    ) -> None:
+        _refuse_unsafe_settings(bind=bind, dev=dev)
         if not no_migrate:
             call_command("migrate", interactive=False, verbosity=1)
         call_command("collectstatic", interactive=False, verbosity=0)
@@ -55,3 +69,28 @@ class Command(BaseCommand):
         self.stdout.write(f"gunicorn on {bind}: {workers} workers × {threads} threads")
         sys.stdout.flush()
         os.execv(gunicorn, args)
+
+
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+
+def _refuse_unsafe_settings(*, bind: str, dev: bool) -> None:
+    unsafe = []
+    if settings.DEBUG:
+        unsafe.append("DEBUG is on")
+    if settings.SECRET_KEY == settings.DEVELOPMENT_SECRET_KEY:
+        unsafe.append("the secret key is the public development key")
+    if not unsafe:
+        return
+    if not dev:
+        raise CommandError(
+            f"Refusing to serve: {' and '.join(unsafe)}. For production set "
+            "DJANGO_PRODUCTION=1 and DJANGO_SECRET_KEY (and DJANGO_DEBUG unset); to try it "
+            "out on this machine, pass --dev."
+        )
+    host = bind.rpartition(":")[0] if not bind.startswith("unix:") else "localhost"
+    if host not in LOOPBACK_HOSTS:
+        raise CommandError(
+            f"Refusing to serve on {bind} with --dev ({' and '.join(unsafe)}): the "
+            "development settings are only for a loopback address such as 127.0.0.1:8000."
+        )

@@ -1,0 +1,42 @@
+"""Row locks in the one order every write path takes them, so two writers never wait on each
+other in a cycle (PostgreSQL's DeadlockDetected): the audit set, then claims by ascending pk,
+then sheets, then gold and derived rows (statuses, tallies, facts).
+
+Locks are FOR NO KEY UPDATE: they serialise writers of the same rows but never block a
+transaction that only inserts a row referring to them (an assignment, a sheet, a fact), whose
+foreign-key check takes a KEY SHARE lock. A plain FOR UPDATE would, and that insert could
+already hold locks of its own. SQLite has no row locks: there every write transaction begins
+IMMEDIATE (settings), which serialises writers on the whole file instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from audit.models import AuditSet, Claim
+
+# Keeps `pk IN (...)` lists far below every database's parameter limit.
+CHUNK = 2000
+
+
+def audit_set_lock(*, audit_set_id: int) -> AuditSet:
+    """Lock a set's row, before any of its claims; returns it as it is now."""
+    return AuditSet.objects.select_for_update(no_key=True).get(pk=audit_set_id)
+
+
+def claims_lock(*, claim_ids: Iterable[int]) -> list[int]:
+    """Lock these claims' rows in ascending pk order; returns the pks that exist.
+
+    Call inside the transaction, before reading or writing their sheets, assignments or
+    gold. Taking a lock already held is free, so later helpers may lock again.
+    """
+    ids = sorted(set(claim_ids))
+    found: list[int] = []
+    for start in range(0, len(ids), CHUNK):
+        found += (
+            Claim.objects.select_for_update(no_key=True)
+            .filter(pk__in=ids[start : start + CHUNK])
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+    return found

@@ -1,0 +1,238 @@
+"""Conflicting requests sent at the same moment, over real HTTP through the test client in
+threads (each with its own database connection): every answer is a success or a 409, never a
+500, and the database ends as one of the serial orders would leave it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from functools import partial
+
+import pytest
+from django.contrib.auth.models import Group
+from django.db import connection
+from django.http import HttpResponse
+from django.test import Client
+from django.urls import reverse
+
+from audit import roles, services
+from audit.judgments import CONTRADICTED, NOT_SUPPORTED
+from audit.models import Adjudication, AuditSheet, ReviewerTally
+from tests.factories import AuditSetFactory, UserFactory, answer_with_claims
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# Enough rounds that an interleaving which fails one time in a few shows up.
+ROUNDS = 20
+
+
+@pytest.fixture(autouse=True)
+def role_groups(transactional_db):
+    # A transactional test starts after earlier ones flushed the groups the migration made.
+    for name in (roles.REVIEWER, roles.LEAD):
+        Group.objects.get_or_create(name=name)
+
+
+def _people(*names: str, role: str = roles.REVIEWER) -> list:
+    return [UserFactory(username=name, role=role) for name in names]
+
+
+def _opened(reviewers: list, *, lead, overlap: int, auto_gold: bool = True):
+    audit_set = AuditSetFactory(auto_gold=auto_gold)
+    _, claims = answer_with_claims(audit_set, ROUNDS)
+    services.review_open(audit_set=audit_set, reviewers=reviewers, overlap=overlap, by=lead)
+    return audit_set, claims
+
+
+def _client(user, first_page: str) -> Client:
+    """A logged-in browser that has loaded a page, so its session holds a CSRF secret as it
+    does after a real login; a 500 comes back as a response, as a browser would see it."""
+    client = Client(raise_request_exception=False)
+    client.force_login(user)
+    assert client.get(first_page).status_code == 200
+    return client
+
+
+def _tab_of(client: Client) -> Client:
+    """Another tab of the same browser: the same session."""
+    tab = Client(raise_request_exception=False)
+    tab.cookies = client.cookies
+    return tab
+
+
+def _at_once(*sends: Callable[[], HttpResponse]) -> list[int]:
+    """Send every request at the same moment, each from its own thread; their statuses."""
+    barrier = threading.Barrier(len(sends))
+    statuses: list[int] = [0] * len(sends)
+    failures: list[BaseException] = []
+
+    def run(index: int, send: Callable[[], HttpResponse]) -> None:
+        try:
+            barrier.wait()
+            statuses[index] = send().status_code
+        except BaseException as failure:  # noqa: BLE001 - reported by the test below
+            failures.append(failure)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=pair) for pair in enumerate(sends)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    return statuses
+
+
+def _sheet(claim, reviewer) -> AuditSheet:
+    return services.sheet_for(claim=claim, reviewer=reviewer)
+
+
+def _submitted(claim, reviewer, judgment: str) -> AuditSheet:
+    sheet = _sheet(claim, reviewer)
+    return services.sheet_submit(
+        sheet=sheet,
+        user=reviewer,
+        version=sheet.version,
+        data=services.SheetData(judgment=judgment),
+    )
+
+
+def _tallies_are_counts(audit_set) -> bool:
+    stored = dict(
+        ReviewerTally.objects.filter(audit_set=audit_set).values_list("reviewer_id", "submitted")
+    )
+    counted = {
+        reviewer_id: AuditSheet.objects.filter(
+            reviewer_id=reviewer_id,
+            status=AuditSheet.Status.SUBMITTED,
+            claim__assignments__reviewer_id=reviewer_id,
+            claim__answer__audit_set=audit_set,
+        ).count()
+        for reviewer_id in stored
+    }
+    return stored == counted
+
+
+def test_reopen_racing_the_other_reviewers_last_submit_ends_as_one_of_the_two_orders():
+    lead = UserFactory(username="lead", role=roles.LEAD)
+    a, b = _people("rev_a", "rev_b")
+    audit_set, claims = _opened([a, b], lead=lead, overlap=2)
+    for claim in claims:
+        _submitted(claim, a, NOT_SUPPORTED)
+    page = reverse("audit:review-claim", args=[claims[0].pk])
+    client_a, client_b = _client(a, page), _client(b, page)
+
+    statuses, outcomes = [], set()
+    for claim in claims:
+        version = _sheet(claim, b).version
+        statuses += _at_once(
+            partial(client_a.post, reverse("audit:review-reopen", args=[claim.pk])),
+            partial(
+                client_b.post,
+                reverse("audit:review-submit", args=[claim.pk]),
+                {"version": version, "judgment": NOT_SUPPORTED},
+            ),
+        )
+        gold = Adjudication.objects.filter(claim=claim).first()
+        outcome = (
+            _sheet(claim, a).status,
+            _sheet(claim, b).status,
+            gold.source if gold else None,
+            tuple(sorted(gold.sheets.values_list("reviewer__username", flat=True)) if gold else ()),
+        )
+        outcomes.add(outcome)
+        # The stored status, derived in the same transaction, agrees with the rows.
+        assert services.claim_statuses_refresh(claim_ids=[claim.pk]) == 0
+
+    assert statuses == [302] * 2 * ROUNDS
+    # Reopen first: A's sheet is a draft and the claim waits for it. Submit first: the two
+    # identical sheets made unanimous gold, and the reopen was refused.
+    assert outcomes <= {
+        ("draft", "submitted", None, ()),
+        ("submitted", "submitted", "unanimous", ("rev_a", "rev_b")),
+    }
+    assert _tallies_are_counts(audit_set)
+
+
+def test_six_tabs_saving_one_sheet_at_once_keep_exactly_one_save_and_refuse_the_rest():
+    lead = UserFactory(username="lead", role=roles.LEAD)
+    a, b = _people("rev_a", "rev_b")
+    _, claims = _opened([a, b], lead=lead, overlap=2)
+    claim = claims[0]
+    save = reverse("audit:review-save", args=[claim.pk])
+    browser = _client(a, reverse("audit:review-claim", args=[claim.pk]))
+    tabs = [browser] + [_tab_of(browser) for _ in range(5)]
+
+    for round_ in range(ROUNDS):
+        version = _sheet(claim, a).version
+        statuses = _at_once(
+            *(
+                partial(
+                    tab.post,
+                    save,
+                    {"version": version, "notes": f"round {round_} tab {i}"},
+                    headers={"hx-request": "true"},
+                )
+                for i, tab in enumerate(tabs)
+            )
+        )
+        sheet = _sheet(claim, a)
+
+        assert sorted(statuses) == [200, 409, 409, 409, 409, 409]
+        assert sheet.notes == f"round {round_} tab {statuses.index(200)}"
+        assert sheet.version == version + 1
+
+
+def test_four_reviewers_saving_their_own_sheets_at_once_all_succeed():
+    lead = UserFactory(username="lead", role=roles.LEAD)
+    people = _people("rev_a", "rev_b", "rev_c", "rev_d")
+    _, claims = _opened(people, lead=lead, overlap=4)
+    page = reverse("audit:review-claim", args=[claims[0].pk])
+    clients = [_client(person, page) for person in people]
+
+    for claim in claims:
+        versions = [_sheet(claim, person).version for person in people]
+        save = reverse("audit:review-save", args=[claim.pk])
+        statuses = _at_once(
+            *(
+                partial(
+                    client.post,
+                    save,
+                    {"version": version, "notes": f"{person.username} on {claim.pk}"},
+                    headers={"hx-request": "true"},
+                )
+                for client, person, version in zip(clients, people, versions, strict=True)
+            )
+        )
+
+        assert statuses == [200, 200, 200, 200]
+        assert [_sheet(claim, p).notes for p in people] == [
+            f"{p.username} on {claim.pk}" for p in people
+        ]
+
+
+def test_two_leads_saving_one_claims_gold_at_once_leave_one_gold_and_a_409():
+    lead, other_lead = _people("lead", "lead2", role=roles.LEAD)
+    a, b = _people("rev_a", "rev_b")
+    _, claims = _opened([a, b], lead=lead, overlap=2)
+    takes = []
+    for claim in claims:
+        takes.append((_submitted(claim, a, NOT_SUPPORTED), _submitted(claim, b, CONTRADICTED)))
+    page = reverse("audit:adjudicate", args=[claims[0].pk])
+    leads = [(lead, _client(lead, page)), (other_lead, _client(other_lead, page))]
+
+    for claim, sheets in zip(claims, takes, strict=True):
+        save = reverse("audit:adjudicate-save", args=[claim.pk])
+        statuses = _at_once(
+            *(
+                partial(client.post, save, {"version": 0, "take": sheet.pk, "reason": "other"})
+                for (_, client), sheet in zip(leads, sheets, strict=True)
+            )
+        )
+        gold = Adjudication.objects.get(claim=claim)
+        winner = statuses.index(302)
+
+        assert sorted(statuses) == [302, 409]
+        assert (gold.lead, gold.from_sheet, gold.version) == (leads[winner][0], sheets[winner], 1)
+        assert gold.history.count() == 1
