@@ -210,8 +210,11 @@ def review_submit(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def review_reopen(request: HttpRequest, pk: int) -> HttpResponse:
     claim = _get_claim_for_user(request, pk)
-    sheet = services.sheet_for(claim=claim, reviewer=request.user)
+    # Only a stored, submitted sheet can be reopened: a reopen must never store a blank one.
+    sheet = selectors.reviewer_sheet(claim=claim, reviewer=request.user)
     try:
+        if sheet.pk is None:
+            raise services.ReviewError("This sheet is not submitted.")
         services.sheet_reopen(sheet=sheet, user=request.user)
     except services.ReviewError as error:
         messages.error(request, str(error))

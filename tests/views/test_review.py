@@ -146,6 +146,17 @@ def test_viewing_a_claim_stores_no_sheet(client_for, opened, reviewer_a, claim):
     assert progress == {"rev_a": 0, "rev_b": 0}
 
 
+def test_reopening_a_claim_never_judged_stores_no_sheet(client_for, opened, reviewer_a, claim):
+    client = client_for(reviewer_a)
+
+    response = client.post(reverse("audit:review-reopen", args=[claim.pk]), follow=True)
+
+    assert response.status_code == 200
+    assert [str(m) for m in response.context["messages"]] == ["This sheet is not submitted."]
+    assert AuditSheet.objects.count() == 0
+    assert AuditSheet.history.count() == 0
+
+
 def test_the_first_save_stores_the_sheet_with_the_claim_as_shown(
     client_for, opened, reviewer_a, claim
 ):
