@@ -1,22 +1,35 @@
-"""Permission lookups shared by the lead pages, with the app's one refusal policy.
+"""Who may see what, asked in one place: one permission lookup per object kind, the app's one
+refusal policy, and the one rule for when a view renders a fragment instead of its page.
 
 Anonymous users are sent to the login page (an htmx request gets a 401 instead, see
-audit.middleware). A signed-in user who is not a lead gets a 403 on every lead page: the
-role is checked before any object is looked up, so the answer is the same whether the
-object exists or not. An object the user may not know exists (a set they are not a member
-of, a claim not assigned to them) is a 404, never a hint.
+audit.middleware, so plain `login_required` is right for every view). A signed-in user who
+is not a lead gets a 403 on every lead page: the role is checked before any object is
+looked up, so the answer is the same whether the object exists or not. An object the user
+may not know exists (a set they are not a member of, a claim not assigned to them) is a
+404, never a hint. A refusal the user may know about (splitting a claim they review, in a
+set that does not allow it) is a 403.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django_htmx.middleware import HtmxDetails
 
 from audit import selectors
-from audit.models import AuditSet, Claim
+from audit.models import Answer, AuditSet, Claim
 from audit.roles import is_lead
 
 LEAD_ONLY = "This page is for leads. Reviewers see their own claims from the home page."
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request that went through django-htmx's middleware (every request in this app)."""
+
+    htmx: HtmxDetails
 
 
 def require_lead(request: HttpRequest) -> None:
@@ -24,9 +37,18 @@ def require_lead(request: HttpRequest) -> None:
         raise PermissionDenied(LEAD_ONLY)
 
 
+def get_set_for_user(request: HttpRequest, pk: int) -> AuditSet:
+    """A set the user reviews in, or any set for a lead."""
+    return selectors.set_for_user(user=request.user, pk=pk)
+
+
 def get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
     require_lead(request)
     return selectors.set_for_user(user=request.user, pk=pk)
+
+
+def get_answer_for_user(request: HttpRequest, pk: int) -> Answer:
+    return selectors.answer_for_user(user=request.user, pk=pk)
 
 
 def get_claim_for_lead(request: HttpRequest, pk: int) -> Claim:
@@ -35,3 +57,42 @@ def get_claim_for_lead(request: HttpRequest, pk: int) -> Claim:
     if claim is None:
         raise Http404("No such claim.")
     return claim
+
+
+def get_claim_for_reviewer(request: HttpRequest, pk: int) -> Claim:
+    """The claim if it is assigned to the user; anything else is a 404, never a hint."""
+    claim = selectors.assigned_claim(user=request.user, pk=pk)
+    if claim is None:
+        raise Http404("No such claim in your review queue.")
+    return claim
+
+
+def get_claim_for_splitting(request: HttpRequest, pk: int) -> Claim:
+    """A lead may split any claim; a reviewer one they review, where the set allows it."""
+    if is_lead(request.user):
+        claim = selectors.lead_claim(pk=pk)
+        if claim is None:
+            raise Http404("No such claim.")
+        return claim
+    claim = get_claim_for_reviewer(request, pk)
+    if not claim.answer.audit_set.allow_reviewer_split:
+        raise PermissionDenied("This set does not let reviewers split claims.")
+    return claim
+
+
+def wants_partial(request: HtmxHttpRequest) -> bool:
+    """htmx asked for a fragment to swap in. A history-restore request (Back after the
+    page's cache was evicted) wants the whole page, though it carries the htmx header."""
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def render_page_or_partial(
+    request: HtmxHttpRequest,
+    template: str,
+    partial: str,
+    context: dict[str, Any],
+    status: int | None = None,
+) -> HttpResponse:
+    """The page, or only its `{% partialdef %}` fragment when htmx asks for one."""
+    name = f"{template}#{partial}" if wants_partial(request) else template
+    return render(request, name, context, status=status)

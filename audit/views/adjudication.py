@@ -9,7 +9,7 @@ from datetime import datetime
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -18,22 +18,15 @@ from django_tables2 import RequestConfig
 from audit import display, judgments, selectors, services
 from audit.filters import AdjudicationQueueFilter
 from audit.forms import AdjudicationForm, AdjudicationSettingsForm
-from audit.models import Adjudication, AuditSet, AuditSheet, Claim, Passage, Severity
+from audit.models import Adjudication, AuditSheet, Claim, Passage, Severity
 from audit.tables import AdjudicationQueueTable, sheet_letter
 from audit.views import access
+from audit.views.access import HtmxHttpRequest
 
 PER_PAGE = 50
 
 
-def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
-    return access.get_set_for_lead(request, pk)
-
-
-def _get_claim_for_lead(request: HttpRequest, pk: int) -> Claim:
-    return access.get_claim_for_lead(request, pk)
-
-
-def _blind_notice(request: HttpRequest, claim: Claim) -> HttpResponse:
+def _blind_notice(request: HtmxHttpRequest, claim: Claim) -> HttpResponse:
     """A lead who reviews this claim sees none of its other sheets until theirs is in."""
     return render(
         request,
@@ -44,8 +37,8 @@ def _blind_notice(request: HttpRequest, claim: Claim) -> HttpResponse:
 
 
 @login_required
-def adjudication_settings(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+def adjudication_settings(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    audit_set = access.get_set_for_lead(request, pk)
     form = AdjudicationSettingsForm(request.POST or None, instance=audit_set)
     if request.method == "POST" and form.is_valid():
         summary = services.adjudication_settings_update(
@@ -67,8 +60,8 @@ def adjudication_settings(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def adjudication_queue(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+def adjudication_queue(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    audit_set = access.get_set_for_lead(request, pk)
     filterset = AdjudicationQueueFilter(
         request.GET,
         queryset=selectors.adjudication_queue(audit_set=audit_set, viewer=request.user),
@@ -76,15 +69,17 @@ def adjudication_queue(request: HttpRequest, pk: int) -> HttpResponse:
     )
     table = AdjudicationQueueTable(filterset.qs, anonymous=audit_set.anonymous_adjudication)
     RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
-    template = "audit/adjudication_queue.html"
-    if request.htmx and not request.htmx.history_restore_request:
-        template += "#results"
-    return render(request, template, {"audit_set": audit_set, "table": table, "filter": filterset})
+    return access.render_page_or_partial(
+        request,
+        "audit/adjudication_queue.html",
+        "results",
+        {"audit_set": audit_set, "table": table, "filter": filterset},
+    )
 
 
 @login_required
-def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
-    claim = _get_claim_for_lead(request, pk)
+def adjudicate(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    claim = access.get_claim_for_lead(request, pk)
     if selectors.is_blind(user=request.user, claim=claim):
         return _blind_notice(request, claim)
     return _render_adjudication(request, claim)
@@ -92,8 +87,8 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def adjudicate_save(request: HttpRequest, pk: int) -> HttpResponse:
-    claim = _get_claim_for_lead(request, pk)
+def adjudicate_save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    claim = access.get_claim_for_lead(request, pk)
     if selectors.is_blind(user=request.user, claim=claim):
         return _blind_notice(request, claim)
     form = AdjudicationForm(request.POST, passage_positions=_positions(claim))
@@ -179,8 +174,8 @@ _KINDS = {"+": "created", "~": "changed", "-": "deleted"}
 
 
 @login_required
-def claim_history(request: HttpRequest, pk: int) -> HttpResponse:
-    claim = _get_claim_for_lead(request, pk)
+def claim_history(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    claim = access.get_claim_for_lead(request, pk)
     if selectors.is_blind(user=request.user, claim=claim):
         return _blind_notice(request, claim)
     audit_set = claim.answer.audit_set
@@ -379,7 +374,7 @@ def _values(
 
 
 def _render_adjudication(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     claim: Claim,
     *,
     form: AdjudicationForm | None = None,

@@ -41,10 +41,6 @@ LABEL_WIDTH = 104
 HEADER_HEIGHT = 78
 
 
-def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
-    return access.get_set_for_lead(request, pk)
-
-
 def _board(request: HttpRequest, audit_set: AuditSet) -> tuple[Dashboard, DashboardFilterForm]:
     """The dashboard for the filters in the query string; unknown values are ignored."""
     systems = selectors.set_systems(audit_set=audit_set)
@@ -156,7 +152,7 @@ def _heatmap(
 
 @login_required
 def agreement(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+    audit_set = access.get_set_for_lead(request, pk)
     board, form = _board(request, audit_set)
     base = reverse("audit:agreement-claims", args=[audit_set.pk])
     raters = []
@@ -209,7 +205,7 @@ def _kappa_rows(board: Dashboard) -> list[dict]:
 @login_required
 def agreement_claims(request: HttpRequest, pk: int) -> HttpResponse:
     """The claims behind one heat-map cell, or where a rater differs from gold."""
-    audit_set = _get_set_for_lead(request, pk)
+    audit_set = access.get_set_for_lead(request, pk)
     board, _form = _board(request, audit_set)
     which = request.GET.get("which", REVIEWERS)
     binary = request.GET.get("scale") == "binary"
@@ -262,7 +258,7 @@ def agreement_claims(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def verdicts_upload(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+    audit_set = access.get_set_for_lead(request, pk)
     form = VerdictUploadForm(request.POST or None, request.FILES or None)
     ctx: dict = {"audit_set": audit_set, "form": form}
     status = 200

@@ -10,12 +10,13 @@ from django.views.decorators.http import require_safe
 from audit import display, evidence, matching, selectors
 from audit.models import AuditSheet, Claim
 from audit.roles import is_lead
+from audit.views import access
 
 
 @require_safe
 @login_required
 def answer_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    answer = selectors.answer_for_user(user=request.user, pk=pk)
+    answer = access.get_answer_for_user(request, pk)
     passages = list(answer.passages.order_by("position"))
     by_pk = {p.pk: p for p in passages}
     claims = list(

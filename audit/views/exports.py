@@ -9,19 +9,14 @@ from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
-from audit.models import AuditSet
 from audit.services.exports import EXPORT_FORMATS, export_stream
 from audit.views import access
-
-
-def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
-    return access.get_set_for_lead(request, pk)
 
 
 @login_required
 @require_GET
 def set_export(request: HttpRequest, pk: int, fmt: str) -> StreamingHttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+    audit_set = access.get_set_for_lead(request, pk)
     spec = EXPORT_FORMATS.get(fmt)
     if spec is None:
         raise Http404(f"No export format “{fmt}”.")

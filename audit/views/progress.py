@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django_tables2 import RequestConfig
@@ -14,20 +14,16 @@ from django_tables2.paginators import LazyPaginator
 from audit import selectors, services
 from audit.filters import ClaimReviewFilter
 from audit.forms import ReviewerReplaceForm, ReviewOpenForm
-from audit.models import AuditSet
 from audit.tables import ClaimReviewTable
 from audit.views import access
+from audit.views.access import HtmxHttpRequest
 
 PER_PAGE = 50
 
 
-def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
-    return access.get_set_for_lead(request, pk)
-
-
 @login_required
-def set_progress(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+def set_progress(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    audit_set = access.get_set_for_lead(request, pk)
     rows = selectors.reviewer_progress(audit_set=audit_set)
     assigned = sum(r.assigned for r in rows)
     submitted = sum(r.submitted for r in rows)
@@ -51,8 +47,8 @@ def set_progress(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def set_claims(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+def set_claims(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    audit_set = access.get_set_for_lead(request, pk)
     filterset = ClaimReviewFilter(
         request.GET,
         queryset=selectors.claim_rows(audit_set=audit_set, viewer=request.user),
@@ -63,15 +59,17 @@ def set_claims(request: HttpRequest, pk: int) -> HttpResponse:
     RequestConfig(
         request, paginate={"per_page": PER_PAGE, "paginator_class": LazyPaginator}
     ).configure(table)
-    template = "audit/set_claims.html"
-    if request.htmx and not request.htmx.history_restore_request:
-        template += "#results"
-    return render(request, template, {"audit_set": audit_set, "table": table, "filter": filterset})
+    return access.render_page_or_partial(
+        request,
+        "audit/set_claims.html",
+        "results",
+        {"audit_set": audit_set, "table": table, "filter": filterset},
+    )
 
 
 @login_required
-def review_open(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+def review_open(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    audit_set = access.get_set_for_lead(request, pk)
     form = ReviewOpenForm(
         request.POST or None,
         initial={
@@ -102,8 +100,8 @@ def review_open(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def reviewer_replace(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+def reviewer_replace(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    audit_set = access.get_set_for_lead(request, pk)
     form = ReviewerReplaceForm(request.POST, audit_set=audit_set)
     if form.is_valid():
         summary = services.reviewer_replace(

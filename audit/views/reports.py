@@ -43,10 +43,6 @@ STATUS_LABELS = {
 }
 
 
-def _get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
-    return access.get_set_for_lead(request, pk)
-
-
 def _criteria(audit_set: AuditSet) -> tuple[tuple[Criterion, ...], str]:
     """The set's criteria, and an error message if the stored JSON cannot be read."""
     try:
@@ -206,7 +202,7 @@ def judgment_bars(distribution: dict[str, JudgmentCounts]) -> dict:
 @require_safe
 @login_required
 def set_report(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+    audit_set = access.get_set_for_lead(request, pk)
     overview = release_overview(audit_set, viewer=request.user)
     page = Paginator(list(overview.answers.values()), PER_PAGE).get_page(request.GET.get("page"))
     names = selectors.answer_names(ids=[summary.key for summary in page.object_list])
@@ -234,7 +230,7 @@ def set_report(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def set_report_claims(request: HttpRequest, pk: int) -> HttpResponse:
     """The claims of one system that fail one criterion (by its number on the report)."""
-    audit_set = _get_set_for_lead(request, pk)
+    audit_set = access.get_set_for_lead(request, pk)
     system = request.GET.get("system", "")
     if system not in selectors.set_systems(audit_set=audit_set):
         raise Http404("No such system in this set.")
@@ -276,7 +272,7 @@ def set_report_claims(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def set_criteria(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+    audit_set = access.get_set_for_lead(request, pk)
     # Not `request.POST or None`: unchecking every criterion posts nothing but is a choice.
     data = request.POST if request.method == "POST" else None
     form = CriteriaForm(data, initial=CriteriaForm.initial_for(audit_set.criteria))
@@ -315,7 +311,7 @@ def set_criteria(request: HttpRequest, pk: int) -> HttpResponse:
 @require_safe
 @login_required
 def set_compare(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = _get_set_for_lead(request, pk)
+    audit_set = access.get_set_for_lead(request, pk)
     runs = selectors.set_runs(audit_set=audit_set)
     names = {run.key: run.name for run in runs}
     form = CompareForm(

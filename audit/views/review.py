@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
-from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core import signing
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -23,54 +20,16 @@ from audit import display, judgments, matching, selectors, services
 from audit.forms import ClaimSplitForm, FlagForm, SheetForm
 from audit.models import AuditSheet, Claim, GuidelineFlag
 from audit.roles import is_lead
+from audit.views import access
+from audit.views.access import HtmxHttpRequest
 
 TAB_ID = re.compile(r"[A-Za-z0-9-]{8,40}")
 OPENED_SALT = "audit.review-opened"
 OPENED_MAX_AGE = 24 * 3600
 
 
-def _login_required(view: Callable) -> Callable:
-    """login_required, except that an htmx request whose session ended gets a 401.
-
-    A redirect to the login page would be followed by htmx and swapped in as a save status.
-    """
-    guarded = login_required(view)
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if request.htmx and not request.user.is_authenticated:
-            return HttpResponse("Your session has ended.", status=401)
-        return guarded(request, *args, **kwargs)
-
-    return wrapper
-
-
-def _get_claim_for_user(request: HttpRequest, pk: int) -> Claim:
-    """The claim if it is assigned to the user; anything else is a 404, never a hint."""
-    claim = selectors.assigned_claim(user=request.user, pk=pk)
-    if claim is None:
-        raise Http404("No such claim in your review queue.")
-    return claim
-
-
-def _get_splittable_claim_for_user(request: HttpRequest, pk: int) -> Claim:
-    if is_lead(request.user):
-        claim = (
-            Claim.objects.select_related("answer__audit_set", "answer__question")
-            .filter(pk=pk)
-            .first()
-        )
-        if claim is None:
-            raise Http404("No such claim.")
-        return claim
-    claim = _get_claim_for_user(request, pk)
-    if not claim.answer.audit_set.allow_reviewer_split:
-        raise PermissionDenied("This set does not let reviewers split claims.")
-    return claim
-
-
 @login_required
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: HtmxHttpRequest) -> HttpResponse:
     lead = is_lead(request.user)
     return render(
         request,
@@ -84,8 +43,8 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def review_continue(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = selectors.set_for_user(user=request.user, pk=pk)
+def review_continue(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    audit_set = access.get_set_for_user(request, pk)
     claim_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set)
     if claim_id is None:
         messages.info(request, f"Nothing left to review in “{audit_set.name}”.")
@@ -97,7 +56,7 @@ def review_continue(request: HttpRequest, pk: int) -> HttpResponse:
 # version, or the next save from that page would be refused as changed elsewhere.
 @never_cache
 @login_required
-def review_claim(request: HttpRequest, pk: int) -> HttpResponse:
+def review_claim(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     claim = selectors.assigned_claim(user=request.user, pk=pk)
     if claim is None:
         return _split_notice(request, pk)
@@ -105,7 +64,7 @@ def review_claim(request: HttpRequest, pk: int) -> HttpResponse:
     return _render_review(request, claim, sheet)
 
 
-def _split_notice(request: HttpRequest, pk: int) -> HttpResponse:
+def _split_notice(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """A split claim's old address: where its parts are, and that the user's sheet is kept."""
     claim = selectors.split_claim_for_reviewer(user=request.user, pk=pk)
     if claim is None:
@@ -134,10 +93,10 @@ def _split_notice(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-@_login_required
+@login_required
 @require_POST
-def review_save(request: HttpRequest, pk: int) -> HttpResponse:
-    claim = _get_claim_for_user(request, pk)
+def review_save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    claim = access.get_claim_for_reviewer(request, pk)
     sheet = selectors.reviewer_sheet(claim=claim, reviewer=request.user)
     form = SheetForm(request.POST, passage_positions=_positions(claim))
     posted_version = _posted_version(request, sheet)
@@ -159,7 +118,7 @@ def review_save(request: HttpRequest, pk: int) -> HttpResponse:
         return _save_failed(request, claim, sheet, form, [str(stale)], 409, posted_version)
     except services.ReviewError as error:
         return _save_failed(request, claim, sheet, form, [str(error)], 400, posted_version)
-    if request.htmx:
+    if access.wants_partial(request):
         return render(
             request,
             "audit/review.html#save-status",
@@ -171,8 +130,8 @@ def review_save(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def review_submit(request: HttpRequest, pk: int) -> HttpResponse:
-    claim = _get_claim_for_user(request, pk)
+def review_submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    claim = access.get_claim_for_reviewer(request, pk)
     form = SheetForm(request.POST, passage_positions=_positions(claim))
     if not form.is_valid():
         sheet = selectors.reviewer_sheet(claim=claim, reviewer=request.user)
@@ -208,8 +167,8 @@ def review_submit(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def review_reopen(request: HttpRequest, pk: int) -> HttpResponse:
-    claim = _get_claim_for_user(request, pk)
+def review_reopen(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    claim = access.get_claim_for_reviewer(request, pk)
     # Only a stored, submitted sheet can be reopened: a reopen must never store a blank one.
     sheet = selectors.reviewer_sheet(claim=claim, reviewer=request.user)
     try:
@@ -223,10 +182,10 @@ def review_reopen(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("audit:review-claim", claim.pk)
 
 
-@_login_required
+@login_required
 @require_POST
-def flag_raise(request: HttpRequest, pk: int) -> HttpResponse:
-    claim = _get_claim_for_user(request, pk)
+def flag_raise(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    claim = access.get_claim_for_reviewer(request, pk)
     form = FlagForm(request.POST)
     error = None
     if form.is_valid():
@@ -238,7 +197,7 @@ def flag_raise(request: HttpRequest, pk: int) -> HttpResponse:
             error = str(failure)
     else:
         error = "Say what the guidelines should settle."
-    if request.htmx:
+    if access.wants_partial(request):
         return render(
             request,
             "audit/review.html#flag-status",
@@ -252,8 +211,8 @@ def flag_raise(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def claim_split(request: HttpRequest, pk: int) -> HttpResponse:
-    claim = _get_splittable_claim_for_user(request, pk)
+def claim_split(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    claim = access.get_claim_for_splitting(request, pk)
     form = ClaimSplitForm(request.POST or None, initial={"parts": claim.text})
     if request.method == "POST" and form.is_valid():
         try:
@@ -289,14 +248,16 @@ def _positions(claim: Claim) -> list[int]:
     return list(claim.answer.passages.order_by("position").values_list("position", flat=True))
 
 
-def _posted_version(request: HttpRequest, sheet: AuditSheet) -> int:
+def _posted_version(request: HtmxHttpRequest, sheet: AuditSheet) -> int:
     try:
         return int(request.POST.get("version", ""))
     except ValueError:
         return sheet.version
 
 
-def _keep_as_draft(request: HttpRequest, sheet: AuditSheet, form: SheetForm) -> AuditSheet | None:
+def _keep_as_draft(
+    request: HtmxHttpRequest, sheet: AuditSheet, form: SheetForm
+) -> AuditSheet | None:
     """What an incomplete submit carried, saved as the draft it still is.
 
     A reviewer who presses Submit too early keeps every field they filled in; None when
@@ -320,7 +281,7 @@ def _opened_token(claim: Claim) -> str:
     return signing.dumps({"claim": claim.pk, "at": int(time.time())}, salt=OPENED_SALT)
 
 
-def _posted_opened(request: HttpRequest, claim: Claim) -> datetime | None:
+def _posted_opened(request: HtmxHttpRequest, claim: Claim) -> datetime | None:
     try:
         opened = signing.loads(
             request.POST.get("opened", ""), salt=OPENED_SALT, max_age=OPENED_MAX_AGE
@@ -332,7 +293,7 @@ def _posted_opened(request: HttpRequest, claim: Claim) -> datetime | None:
     return datetime.fromtimestamp(opened["at"], tz=UTC)
 
 
-def _posted_tab(request: HttpRequest) -> tuple[str, int]:
+def _posted_tab(request: HtmxHttpRequest) -> tuple[str, int]:
     """The browser tab and its save number; anything malformed counts as no tab at all,
     which only makes the version check strict."""
     tab = request.POST.get("tab", "")
@@ -352,7 +313,7 @@ def _form_errors(form: SheetForm) -> list[str]:
 
 
 def _save_failed(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     claim: Claim,
     sheet: AuditSheet,
     form: SheetForm,
@@ -361,7 +322,7 @@ def _save_failed(
     version: int,
 ) -> HttpResponse:
     # The client keeps the version it sent: a stale tab stays stale until it is reloaded.
-    if request.htmx:
+    if access.wants_partial(request):
         return render(
             request,
             "audit/review.html#save-status",
@@ -378,7 +339,7 @@ def _save_failed(
     )
 
 
-def _my_flags(request: HttpRequest, claim: Claim) -> list[GuidelineFlag]:
+def _my_flags(request: HtmxHttpRequest, claim: Claim) -> list[GuidelineFlag]:
     return list(GuidelineFlag.objects.filter(claim=claim, raised_by=request.user))
 
 
@@ -407,7 +368,7 @@ def _values(sheet: AuditSheet, form: SheetForm | None) -> dict:
 
 
 def _render_review(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     claim: Claim,
     sheet: AuditSheet,
     *,

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_safe
 from django_tables2 import RequestConfig
@@ -23,35 +23,28 @@ from audit.models import Answer, AuditSet, ClaimCheck
 from audit.roles import is_lead
 from audit.tables import AnswerTable, AuditSetTable
 from audit.views import access
+from audit.views.access import HtmxHttpRequest
 from audit.views.reports import release_overview_cached
 
 PER_PAGE = 50
 
 
-def _require_lead(request: HttpRequest) -> None:
-    access.require_lead(request)
-
-
-def _render_list(request: HttpRequest, template: str, ctx: dict) -> HttpResponse:
-    if request.htmx and not request.htmx.history_restore_request:
-        template += "#results"
-    return render(request, template, ctx)
-
-
 @require_safe
 @login_required
-def set_list(request: HttpRequest) -> HttpResponse:
+def set_list(request: HtmxHttpRequest) -> HttpResponse:
     rows = selectors.set_list_rows(user=request.user)
     filterset = AuditSetFilter(request.GET, queryset=rows)
     table = AuditSetTable(filterset.qs)
     RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
-    return _render_list(request, "audit/set_list.html", {"table": table, "filter": filterset})
+    return access.render_page_or_partial(
+        request, "audit/set_list.html", "results", {"table": table, "filter": filterset}
+    )
 
 
 @require_safe
 @login_required
-def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = selectors.set_for_user(user=request.user, pk=pk)
+def set_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    audit_set = access.get_set_for_user(request, pk)
     systems = list(
         Answer.objects.filter(audit_set=audit_set)
         .order_by("system")
@@ -63,9 +56,10 @@ def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     table = AnswerTable(filterset.qs)
     RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
-    return _render_list(
+    return access.render_page_or_partial(
         request,
         "audit/set_detail.html",
+        "results",
         {
             "audit_set": audit_set,
             "table": table,
@@ -74,7 +68,7 @@ def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
             # An htmx filter request swaps only the table: no need to compute the metrics.
             "release": (
                 release_overview_cached(audit_set, viewer=request.user)
-                if is_lead(request.user) and not request.htmx
+                if is_lead(request.user) and not access.wants_partial(request)
                 else None
             ),
         },
@@ -83,8 +77,8 @@ def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_safe
 @login_required
-def label_distribution(request: HttpRequest, pk: int) -> HttpResponse:
-    audit_set = selectors.set_for_user(user=request.user, pk=pk)
+def label_distribution(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    audit_set = access.get_set_for_user(request, pk)
     labels = list(ClaimCheck.Label)
     sections = []
     for by, title in (("system", "Per system"), ("import", "Per import")):
@@ -115,8 +109,8 @@ def label_distribution(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def set_create(request: HttpRequest) -> HttpResponse:
-    _require_lead(request)
+def set_create(request: HtmxHttpRequest) -> HttpResponse:
+    access.require_lead(request)
     form = AuditSetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         audit_set = form.save(commit=False)
@@ -128,8 +122,8 @@ def set_create(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def answers_upload(request: HttpRequest) -> HttpResponse:
-    _require_lead(request)
+def answers_upload(request: HtmxHttpRequest) -> HttpResponse:
+    access.require_lead(request)
     initial = {"audit_set": request.GET.get("set")} if request.GET.get("set") else None
     form = ImportForm(request.POST or None, request.FILES or None, initial=initial)
     ctx: dict = {

@@ -124,3 +124,26 @@ def test_menu_shows_lead_links_to_leads_only_and_follows_group_changes(
     reviewer_a.groups.add(Group.objects.get(name=roles.LEAD))
     promoted = client_for(reviewer_a).get(reverse("audit:set-list")).content.decode()
     assert import_link in promoted and "· lead" in promoted
+
+
+def test_set_detail_restored_from_history_shows_the_release_summary(client_for, lead, handmade):
+    # Back after htmx's history cache was evicted: htmx asks for the whole page again, with
+    # its header set; the page must be the full one, release summary included.
+    response = client_for(lead).get(
+        reverse("audit:set-detail", args=[handmade.pk]),
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_HISTORY_RESTORE_REQUEST="true",
+    )
+
+    assert response.status_code == 200
+    assert response.content.decode().count('aria-label="Release summary"') == 1
+
+
+def test_set_detail_htmx_filter_gets_only_the_table(client_for, lead, handmade):
+    response = client_for(lead).get(
+        reverse("audit:set-detail", args=[handmade.pk]), HTTP_HX_REQUEST="true"
+    )
+
+    assert response.status_code == 200
+    assert response.content.decode().count('aria-label="Release summary"') == 0
+    assert response.content.decode().count("<html") == 0
