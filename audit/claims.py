@@ -1,15 +1,27 @@
 """Turn a generated answer into claims (one per sentence) with their citation markers,
-and find claims that an import format gives as plain strings back in the answer.
+find claims that an import format gives as plain strings back in the answer, and plan the
+claims an imported answer will be stored with (`plan_claims`).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pysbd
 from rapidfuzz import fuzz
+
+if TYPE_CHECKING:
+    from audit.formats.records import AnswerRecord
+
+# Where a claim's text sits in its answer: the values of models.Claim.Location.
+LOCATION_SPLIT = "split"
+LOCATION_EXACT = "exact"
+LOCATION_FUZZY = "fuzzy"
+LOCATION_NOT_LOCATED = "not_located"
 
 # What counts as a citation marker: a bracket on one line, not followed by "(" (that is a
 # markdown link), whose body is one or more items separated by "," or ";". An item is a
@@ -435,3 +447,76 @@ def _after_trailing_markers(answer: str, end: int, markers: list[Marker]) -> int
         if gap_end not in starts:
             return end
         end = starts[gap_end]
+
+
+@dataclass
+class PlannedClaim:
+    """One claim of an answer as it will be stored: text, offsets, where it was found and
+    which passages it cites (numbers past the last passage kept apart)."""
+
+    order: int
+    text: str
+    start: int
+    end: int
+    location: str
+    citations: tuple[int, ...]
+    cited_unknown: tuple[int, ...]
+    uncited: bool
+
+
+def plan_claims(record: AnswerRecord) -> list[PlannedClaim]:
+    """Turn an answer into claims: given claims are located in the answer, else it is split."""
+    n_passages = len(record.passages)
+    planned: list[PlannedClaim] = []
+    if record.claims is None:
+        for order, parsed in enumerate(split_claims(record.answer)):
+            planned.append(
+                _plan(
+                    order,
+                    parsed.text,
+                    parsed.start,
+                    parsed.end,
+                    LOCATION_SPLIT,
+                    parsed.citations,
+                    n_passages,
+                )
+            )
+        return planned
+
+    hint = 0
+    for order, given in enumerate(record.claims):
+        numbers = tuple(dict.fromkeys(n for m in find_markers(given) for n in m.numbers))
+        text = strip_markers(given)
+        found = locate_claim(given, record.answer, start_hint=hint)
+        if found is None:
+            start = end = min(hint, len(record.answer))
+            location = LOCATION_NOT_LOCATED
+        else:
+            start, end = found.start, found.end
+            location = LOCATION_EXACT if found.exact else LOCATION_FUZZY
+            hint = end
+        planned.append(
+            _plan(order, text or given.strip(), start, end, location, numbers, n_passages)
+        )
+    return planned
+
+
+def _plan(
+    order: int,
+    text: str,
+    start: int,
+    end: int,
+    location: str,
+    numbers: Sequence[int],
+    n_passages: int,
+) -> PlannedClaim:
+    return PlannedClaim(
+        order=order,
+        text=text,
+        start=start,
+        end=end,
+        location=location,
+        citations=tuple(n for n in numbers if 1 <= n <= n_passages),
+        cited_unknown=tuple(n for n in numbers if n > n_passages),
+        uncited=not numbers,
+    )

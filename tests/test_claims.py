@@ -9,15 +9,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.claims import (
+    LOCATION_EXACT,
+    LOCATION_FUZZY,
+    LOCATION_NOT_LOCATED,
+    LOCATION_SPLIT,
     Location,
     Marker,
     ParsedClaim,
     claim_from_span,
     find_markers,
     locate_claim,
+    plan_claims,
     split_claims,
     strip_markers,
 )
+from audit.formats.records import AnswerRecord, PassageRecord
 
 EXPERTQA = Path(__file__).resolve().parent.parent / "fixtures" / "expertqa" / "rand_test.jsonl"
 
@@ -572,3 +578,48 @@ def test_every_split_claim_is_located_exactly(answer: str) -> None:
         sentence = answer[claim.start : claim.end]
         location = locate_claim(sentence, answer, claim.start)
         assert location == Location(claim.start, claim.end, 1.0, True)
+
+
+def _record(answer: str, claims: tuple[str, ...] | None, passages: int = 2) -> AnswerRecord:
+    return AnswerRecord(
+        location="line 1",
+        question_id="q1",
+        question="How much leave?",
+        answer_id="a1",
+        system="s",
+        answer=answer,
+        passages=tuple(PassageRecord(title="", url="", text="p") for _ in range(passages)),
+        claims=claims,
+    )
+
+
+def test_plan_claims_splits_an_answer_and_sorts_known_from_unknown_citations() -> None:
+    planned = plan_claims(_record("Leave is 25 days [1]. Pay is 3% [2][5]. Nothing here.", None))
+
+    assert [(p.text, p.location, p.citations, p.cited_unknown, p.uncited) for p in planned] == [
+        ("Leave is 25 days.", LOCATION_SPLIT, (1,), (), False),
+        ("Pay is 3%.", LOCATION_SPLIT, (2,), (5,), False),
+        ("Nothing here.", LOCATION_SPLIT, (), (), True),
+    ]
+
+
+def test_plan_claims_locates_given_claims_and_marks_the_lost_one() -> None:
+    answer = "Leave is 25 days [1]. Pay is 3% [2]."
+    planned = plan_claims(_record(answer, ("Pay is 3% [2].", "Something else entirely")))
+
+    assert [(p.order, p.location, p.citations) for p in planned] == [
+        (0, LOCATION_EXACT, (2,)),
+        (1, LOCATION_NOT_LOCATED, ()),
+    ]
+    assert answer[planned[0].start : planned[0].end] == "Pay is 3% [2]."
+
+
+def test_planned_locations_are_the_values_the_claim_model_stores() -> None:
+    from audit.models import Claim
+
+    assert [
+        Claim.Location.SPLIT.value,
+        Claim.Location.EXACT.value,
+        Claim.Location.FUZZY.value,
+        Claim.Location.NOT_LOCATED.value,
+    ] == [LOCATION_SPLIT, LOCATION_EXACT, LOCATION_FUZZY, LOCATION_NOT_LOCATED]

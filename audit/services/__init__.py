@@ -1,24 +1,21 @@
-"""Writes, by area: importing answer sets and storing checks (`imports`), review (`review`),
+"""Writes, by area: importing answer sets (`imports`), restoring a citeaudit export
+(`restore`), the matcher's checks (`checks`), review (`review`),
 comparing finished sheets (`disagreements`), agreement facts for the dashboard (`facts`),
 acceptance criteria (`criteria`), adjudication (`adjudication`), machine verdicts
 (`verdicts`)."""
 
+from audit.claims import plan_claims
 from audit.services.adjudication import (
     GoldData,
     StaleAdjudication,
     adjudication_save,
     adjudication_settings_update,
 )
+from audit.services.checks import claim_checks_recompute
 from audit.services.criteria import criteria_update
 from audit.services.disagreements import CompareSummary, claims_compare, set_compare
 from audit.services.facts import agreement_facts_rebuild, agreement_facts_refresh
-from audit.services.imports import (
-    ImportSummary,
-    answer_content_hash,
-    answers_import,
-    claim_checks_recompute,
-    plan_claims,
-)
+from audit.services.imports import ImportSummary, answer_content_hash, answers_import
 from audit.services.review import (
     AtomicPart,
     EvidenceRef,

@@ -30,10 +30,10 @@ from audit.models import (
 )
 from audit.roles import is_lead
 from audit.selectors import QUEUE_ORDER, reviewer_sheet
+from audit.services.checks import answer_claim_checks
 from audit.services.disagreements import claims_compare
 from audit.services.facts import CHUNK as FACTS_CHUNK
 from audit.services.facts import agreement_facts_refresh
-from audit.services.imports import answer_claim_checks
 from audit.services.locks import audit_set_lock, claims_lock
 from audit.services.statuses import claim_statuses_refresh
 from audit.services.tallies import reviewer_tallies_refresh, reviewer_tally_move
