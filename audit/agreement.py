@@ -1,8 +1,9 @@
 """How far reviewers and raters agree: κ, α, confusion, evidence overlap, matcher uptake.
 
 Plain Python over dataclasses for the agreement dashboard and the adjudication queue. Each
-statistic comes in two forms: from individual ratings, and from the counts a database can
-GROUP BY (unit profiles, pair tables, confusion cells), which is what the dashboard reads.
+statistic is computed once, from the counts a database can GROUP BY (unit profiles, pair
+tables, confusion cells), which is what the dashboard reads. The forms that take individual
+ratings count them first (`count_ratings`) and call the counts form.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from itertools import combinations
 from typing import Literal
@@ -152,7 +153,7 @@ def collapse_binary(judgment: str) -> str:
     return SUPPORTED if judgment == SUPPORTED else BINARY_NOT
 
 
-def _table(ratings: Iterable[Rating], *, binary: bool = False) -> _Table:
+def _table(ratings: Iterable[Rating]) -> _Table:
     """item → {rater: judgment}.
 
     A blank judgment is no judgment (an unmapped imported label) and is skipped. If a rater
@@ -162,8 +163,7 @@ def _table(ratings: Iterable[Rating], *, binary: bool = False) -> _Table:
     for rating in ratings:
         if not rating.judgment:
             continue
-        judgment = collapse_binary(rating.judgment) if binary else rating.judgment
-        table.setdefault(rating.item, {})[rating.rater] = judgment
+        table.setdefault(rating.item, {})[rating.rater] = rating.judgment
     return table
 
 
@@ -192,62 +192,23 @@ def _kappa(a: np.ndarray, b: np.ndarray) -> float | None:
     return _finite(cohen_kappa_score(a, b, labels=present))
 
 
-@dataclass(frozen=True)
-class _Grid:
-    """Raters × items matrix of label indices, -1 where a rater did not rate an item.
+def count_ratings(
+    ratings: Iterable[Rating],
+) -> tuple[dict[Profile, int], dict[tuple[str, str], dict[tuple[str, str], int]]]:
+    """The counts the statistics are computed from, on `_table`'s rules: how many items share
+    each unit profile, and for every pair of raters (in name order) how many shared items
+    fall in each (judgment of the first, judgment of the second) cell.
 
-    Only items rated twice or more are kept: an item rated once adds no pair to any statistic.
+    The dashboard reads the same counts from the database; every statistic on ratings counts
+    them first, so there is one implementation of each.
     """
-
-    raters: tuple[str, ...]
-    labels: tuple[str, ...]
-    values: np.ndarray
-
-
-def _grid(
-    ratings: Iterable[Rating], *, binary: bool = False, order: Sequence[str] | None = None
-) -> _Grid:
-    """One Python pass over the ratings, on `_table`'s rules; everything after it is numpy.
-
-    With `order`, label indices follow it and judgments outside it are left out.
-    """
-    latest = {(r.item, r.rater): r.judgment for r in ratings if r.judgment}
-    # Collapse and index the few distinct judgments, not the many ratings.
-    distinct = set(latest.values())
-    shown = {j: collapse_binary(j) if binary else j for j in distinct}
-    labels = tuple(order) if order is not None else _ordered(shown.values())
-    label_index = {label: i for i, label in enumerate(labels)}
-    code = {j: label_index.get(shown[j], -1) for j in distinct}
-    raters = sorted({rater for _, rater in latest})
-    rater_index = {rater: i for i, rater in enumerate(raters)}
-    item_index = {item: i for i, item in enumerate(dict.fromkeys(item for item, _ in latest))}
-    values = np.full((len(raters), len(item_index)), -1, dtype=np.intp)
-    values[
-        [rater_index[rater] for _, rater in latest],
-        [item_index[item] for item, _ in latest],
-    ] = [code[j] for j in latest.values()]
-    values = values[:, (values >= 0).sum(axis=0) >= 2]
-    active = (values >= 0).any(axis=1)
-    return _Grid(
-        raters=tuple(r for r, keep in zip(raters, active, strict=True) if keep),
-        labels=labels,
-        values=values[active],
-    )
-
-
-# --- Agreement over all raters ------------------------------------------------------------
-
-
-def _percent(grid: _Grid) -> float | None:
-    values = grid.values
-    if values.shape[1] == 0:
-        return None
-    m = (values >= 0).sum(axis=0)
-    agreeing = np.zeros(values.shape[1], dtype=np.intp)
-    for label in range(len(grid.labels)):
-        count = (values == label).sum(axis=0)
-        agreeing += count * (count - 1)
-    return float(np.mean(agreeing / (m * (m - 1))))
+    profiles: Counter[Profile] = Counter()
+    pairs: dict[tuple[str, str], Counter[tuple[str, str]]] = defaultdict(Counter)
+    for row in _table(ratings).values():
+        profiles[unit_profile(row.values())] += 1
+        for a, b in combinations(sorted(row), 2):
+            pairs[a, b][row[a], row[b]] += 1
+    return dict(profiles), {pair: dict(cells) for pair, cells in pairs.items()}
 
 
 def percent_agreement(ratings: Iterable[Rating], *, binary: bool = False) -> float | None:
@@ -256,29 +217,7 @@ def percent_agreement(ratings: Iterable[Rating], *, binary: bool = False) -> flo
     With two raters per item this is the share of items with equal judgments. None when no
     item has two ratings.
     """
-    return _percent(_grid(ratings, binary=binary))
-
-
-def _pairs(grid: _Grid) -> tuple[PairKappa, ...]:
-    values = grid.values
-    rated = values >= 0
-    pairs = []
-    for a, b in combinations(range(len(grid.raters)), 2):
-        shared = rated[a] & rated[b]
-        n_items = int(shared.sum())
-        if not n_items:
-            continue
-        ya, yb = values[a, shared], values[b, shared]
-        pairs.append(
-            PairKappa(
-                rater_a=grid.raters[a],
-                rater_b=grid.raters[b],
-                n_items=n_items,
-                kappa=_kappa(ya, yb),
-                percent=float(np.count_nonzero(ya == yb)) / n_items,
-            )
-        )
-    return tuple(pairs)
+    return summarize(ratings, binary=binary).percent
 
 
 def cohen_kappa_pairs(ratings: Iterable[Rating], *, binary: bool = False) -> list[PairKappa]:
@@ -287,25 +226,7 @@ def cohen_kappa_pairs(ratings: Iterable[Rating], *, binary: bool = False) -> lis
     κ is None (not NaN) when undefined: every shared item got one and the same judgment
     from both raters.
     """
-    return list(_pairs(_grid(ratings, binary=binary)))
-
-
-def _alpha(grid: _Grid, level: Literal["nominal", "ordinal"]) -> float | None:
-    values = grid.values
-    present = np.unique(values[values >= 0])
-    # One value across every pair: expected disagreement is 0 and α is 0/0 (Krippendorff 2011).
-    if len(present) < 2:
-        return None
-    data = values.astype(float)
-    data[values < 0] = np.nan
-    # Label indices follow `order` for ordinal α, so the sorted indices are the ordered scale.
-    return _finite(
-        krippendorff.alpha(
-            reliability_data=data,
-            value_domain=present.astype(float),
-            level_of_measurement=level,
-        )
-    )
+    return list(summarize(ratings, binary=binary).pairs)
 
 
 def krippendorff_alpha(
@@ -324,22 +245,16 @@ def krippendorff_alpha(
     if level == "ordinal":
         if order is None:
             raise ValueError("Ordinal α needs the order of the judgments on the scale.")
-        return _alpha(_grid(ratings, binary=binary, order=order), level)
-    if level != "nominal":
+    elif level != "nominal":
         raise ValueError(f"Judgments are categories; α at level {level!r} has no meaning.")
-    return _alpha(_grid(ratings, binary=binary), level)
+    profiles, _ = count_ratings(ratings)
+    return alpha_counts(profiles, order=order if level == "ordinal" else None, binary=binary)
 
 
 def summarize(ratings: Iterable[Rating], *, binary: bool = False) -> AgreementSummary:
-    """Percent agreement, nominal α and pairwise κ from one pass over the ratings."""
-    grid = _grid(ratings, binary=binary)
-    return AgreementSummary(
-        n_items=grid.values.shape[1],
-        n_raters=len(grid.raters),
-        percent=_percent(grid),
-        alpha=_alpha(grid, "nominal"),
-        pairs=_pairs(grid),
-    )
+    """Percent agreement, nominal α and pairwise κ: the ratings counted, then `summarize_counts`."""
+    profiles, pairs = count_ratings(ratings)
+    return summarize_counts(profiles, pairs, binary=binary)
 
 
 # --- Confusion matrices -------------------------------------------------------------------
@@ -351,29 +266,21 @@ def _confusion(
     *,
     rows: str,
     cols: str,
+    binary: bool,
 ) -> ConfusionMatrix:
+    """`confusion_counts` over the counted triples, with the items of each cell kept."""
     triples = list(triples)
-    if labels is None:
-        labels = _ordered(j for _, a, b in triples for j in (a, b))
-    labels = tuple(labels)
-    index = {label: i for i, label in enumerate(labels)}
-    counts = [[0] * len(labels) for _ in labels]
-    items: dict[tuple[str, str], list[Hashable]] = defaultdict(list)
-    unlisted = 0
-    for item, a, b in triples:
-        if a not in index or b not in index:
-            unlisted += 1
-            continue
-        counts[index[a]][index[b]] += 1
-        items[a, b].append(item)
-    return ConfusionMatrix(
-        rows=rows,
-        cols=cols,
-        labels=labels,
-        counts=tuple(map(tuple, counts)),
-        items={cell: tuple(found) for cell, found in items.items()},
-        unlisted=unlisted,
+    matrix = confusion_counts(
+        Counter((a, b) for _, a, b in triples), labels, rows=rows, cols=cols, binary=binary
     )
+    listed = set(matrix.labels)
+    items: dict[tuple[str, str], list[Hashable]] = defaultdict(list)
+    for item, a, b in triples:
+        if binary:
+            a, b = collapse_binary(a), collapse_binary(b)
+        if a in listed and b in listed:
+            items[a, b].append(item)
+    return replace(matrix, items={cell: tuple(found) for cell, found in items.items()})
 
 
 def confusion(
@@ -388,13 +295,13 @@ def confusion(
 
     `labels` defaults to the judgments present, in keyboard order.
     """
-    table = _table(ratings, binary=binary)
+    table = _table(ratings)
     triples = (
         (item, row[rater_a], row[rater_b])
         for item, row in table.items()
         if rater_a in row and rater_b in row
     )
-    return _confusion(triples, labels, rows=rater_a, cols=rater_b)
+    return _confusion(triples, labels, rows=rater_a, cols=rater_b, binary=binary)
 
 
 def sheet_confusion(
@@ -412,7 +319,7 @@ def sheet_confusion(
     guess.
     """
     order = order or {}
-    table = _table(ratings, binary=binary)
+    table = _table(ratings)
     triples = []
     for item, row in table.items():
         if item in order:
@@ -424,7 +331,7 @@ def sheet_confusion(
         else:
             continue
         triples.append((item, row[first], row[second]))
-    return _confusion(triples, labels, rows="first", cols="second")
+    return _confusion(triples, labels, rows="first", cols="second", binary=binary)
 
 
 # --- Evidence and the matcher -------------------------------------------------------------
@@ -582,18 +489,12 @@ def rater_vs_gold(
     items where the rater differs, in gold order.
     """
     items = [item for item, judgment in gold.items() if judgment and predictions.get(item)]
-    if binary:
-        y_true = [collapse_binary(gold[item]) for item in items]
-        y_pred = [collapse_binary(predictions[item]) for item in items]
-    else:
-        y_true = [gold[item] for item in items]
-        y_pred = [predictions[item] for item in items]
-    matrix = _confusion(zip(items, y_true, y_pred, strict=True), labels, rows="gold", cols="rater")
-    disagreements = tuple(item for item, t, p in zip(items, y_true, y_pred, strict=True) if t != p)
-    codes = _codes(matrix, y_true + y_pred)
-    true = np.fromiter((codes[x] for x in y_true), dtype=np.intp, count=len(y_true))
-    pred = np.fromiter((codes[x] for x in y_pred), dtype=np.intp, count=len(y_pred))
-    return _rater_report(matrix, true, pred, disagreements=disagreements)
+    report = rater_vs_gold_counts(
+        Counter((gold[item], predictions[item]) for item in items), labels, binary=binary
+    )
+    shown = collapse_binary if binary else str
+    disagreements = tuple(item for item in items if shown(gold[item]) != shown(predictions[item]))
+    return replace(report, disagreements=disagreements)
 
 
 def _codes(matrix: ConfusionMatrix, judgments: Iterable[str]) -> dict[str, int]:
@@ -679,8 +580,15 @@ def _percent_of_profiles(profiles: Mapping[Profile, int]) -> float | None:
     return math.fsum(shares) / units
 
 
-def _alpha_of_profiles(profiles: Mapping[Profile, int]) -> float | None:
-    labels = _ordered(j for profile in profiles for j in profile)
+def _alpha_of_profiles(
+    profiles: Mapping[Profile, int], order: Sequence[str] | None = None
+) -> float | None:
+    """Nominal α, or ordinal α along `order` (least to most) when it is given."""
+    present = {j for profile in profiles for j in profile}
+    if order is None:
+        labels = _ordered(present)
+    else:
+        labels = tuple(label for label in order if label in present)
     if len(labels) < 2:
         return None
     index = {label: i for i, label in enumerate(labels)}
@@ -690,7 +598,27 @@ def _alpha_of_profiles(profiles: Mapping[Profile, int]) -> float | None:
             rows[row, index[judgment]] += 1
     # One row per unit, as the package counts units; equal units are repeated, not weighted.
     value_counts = np.repeat(rows, list(profiles.values()), axis=0)
-    return _finite(krippendorff.alpha(value_counts=value_counts, level_of_measurement="nominal"))
+    level = "nominal" if order is None else "ordinal"
+    return _finite(krippendorff.alpha(value_counts=value_counts, level_of_measurement=level))
+
+
+def alpha_counts(
+    profiles: Mapping[Profile, int],
+    *,
+    order: Sequence[str] | None = None,
+    binary: bool = False,
+) -> float | None:
+    """Krippendorff's α from unit profiles; ordinal along `order`, whose judgments alone
+    count (units left with fewer than two of them drop out)."""
+    if order is None:
+        return _alpha_of_profiles(_collapsed_profiles(profiles, binary))
+    on_scale: dict[Profile, int] = defaultdict(int)
+    scale = set(order)
+    for profile, n in _collapsed_profiles(profiles, binary).items():
+        kept = tuple(j for j in profile if j in scale)
+        if len(kept) >= 2:
+            on_scale[kept] += n
+    return _alpha_of_profiles(on_scale, order)
 
 
 def _pair_kappa(rater_a: str, rater_b: str, cells: Mapping[tuple[str, str], int]) -> PairKappa:

@@ -17,10 +17,12 @@ from audit.agreement import (
     PairKappa,
     Rating,
     Severity,
+    alpha_counts,
     cohen_kappa_pairs,
     collapse_binary,
     confusion,
     confusion_counts,
+    count_ratings,
     disagreement,
     evidence_jaccard,
     is_unanimous,
@@ -251,6 +253,49 @@ def test_ordinal_alpha_drops_judgments_off_the_scale() -> None:
 
     # Neighbouring disagreement costs less on an ordinal scale than as categories.
     assert ordinal > nominal_on_scale
+
+
+def test_ordinal_alpha_matches_the_package_on_krippendorffs_section_c() -> None:
+    # The package on the printed matrix is the reference; ours goes through unit counts.
+    import krippendorff
+    import numpy as np
+
+    rows = [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+        [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+    ]
+    expected = krippendorff.alpha(
+        reliability_data=np.array(rows, dtype=float), level_of_measurement="ordinal"
+    )
+
+    found = krippendorff_alpha(_matrix(rows), "ordinal", order=["1", "2", "3", "4", "5"])
+
+    assert found == pytest.approx(expected, abs=1e-12)
+    assert found == alpha_counts(count_ratings(_matrix(rows))[0], order=["1", "2", "3", "4", "5"])
+
+
+def test_ratings_are_counted_into_unit_profiles_and_pair_cells() -> None:
+    ratings = [
+        Rating(1, "b", YES),
+        Rating(1, "a", NO),
+        Rating(2, "a", YES),
+        Rating(2, "b", ""),
+        Rating(3, "a", YES),
+        Rating(3, "b", YES),
+        Rating(3, "c", PARTIAL),
+    ]
+
+    assert count_ratings(ratings) == (
+        {(NOT_SUPPORTED, SUPPORTED): 1, (SUPPORTED,): 1, (PARTIAL, SUPPORTED, SUPPORTED): 1},
+        {
+            ("a", "b"): {(NO, YES): 1, (YES, YES): 1},
+            ("a", "c"): {(YES, PARTIAL): 1},
+            ("b", "c"): {(YES, PARTIAL): 1},
+        },
+    )
+    assert summarize(ratings) == summarize_counts(*count_ratings(ratings))
 
 
 def test_alpha_refuses_levels_that_mean_nothing_for_categories() -> None:
