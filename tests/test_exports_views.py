@@ -85,7 +85,7 @@ def test_view_streams_through_a_request_factory(lead, reviewed):
 
 
 def test_export_partial_links_every_format(reviewed):
-    html = render_to_string("audit/_exports.html", {"audit_set": reviewed})
+    html = render_to_string("audit/set_detail.html#exports", {"audit_set": reviewed})
 
     assert [
         fmt
