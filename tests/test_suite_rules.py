@@ -1,0 +1,36 @@
+"""Rules the test suite and the documents keep: no timing in tests, dated figures."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hypothesis import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+TIMING = re.compile(r"perf_counter|monotonic\(|assert .*(elapsed|duration|seconds) *<")
+
+
+def _test_sources() -> dict[str, str]:
+    return {
+        str(path.relative_to(ROOT)): path.read_text(encoding="utf-8")
+        for path in sorted(TESTS.rglob("*.py"))
+        if path.name not in {"test_suite_rules.py", "conftest.py"}
+    }
+
+
+def test_no_test_measures_wall_clock_time():
+    timed = {name for name, text in _test_sources().items() if TIMING.search(text)}
+    assert timed == set()
+
+
+def test_property_tests_run_without_a_deadline():
+    assert settings().deadline is None
+    with_deadline = {name for name, text in _test_sources().items() if "deadline=" in text}
+    assert with_deadline == set()
+
+
+def test_no_test_module_carries_its_own_url_config():
+    assert sorted(path.name for path in TESTS.glob("urls*.py")) == []
+    assert {name for name, text in _test_sources().items() if "pytest.mark.urls" in text} == set()
