@@ -10,6 +10,7 @@ from hypothesis import settings
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 TIMING = re.compile(r"perf_counter|monotonic\(|assert .*(elapsed|duration|seconds) *<")
+ROUNDS = re.compile(r"(first|second|third|fourth)[- ]session|this session|the issue", re.IGNORECASE)
 
 
 def _test_sources() -> dict[str, str]:
@@ -34,3 +35,28 @@ def test_property_tests_run_without_a_deadline():
 def test_no_test_module_carries_its_own_url_config():
     assert sorted(path.name for path in TESTS.glob("urls*.py")) == []
     assert {name for name, text in _test_sources().items() if "pytest.mark.urls" in text} == set()
+
+
+def test_documents_date_their_figures_instead_of_numbering_rounds_of_work():
+    documents = [ROOT / "README.md", *sorted((ROOT / "bench").glob("*.md"))]
+    documents += sorted((ROOT / "docs").glob("*.md"))
+    numbered = {
+        str(path.relative_to(ROOT))
+        for path in documents
+        if ROUNDS.search(path.read_text(encoding="utf-8"))
+    }
+    assert numbered == set()
+
+
+def test_documents_link_only_to_files_that_exist():
+    link = re.compile(r"\]\(([^)#]+)(?:#[^)]*)?\)")
+    documents = [ROOT / "README.md", *sorted((ROOT / "bench").glob("*.md"))]
+    documents += sorted((ROOT / "docs").glob("*.md"))
+    missing = {
+        f"{path.relative_to(ROOT)}: {target}"
+        for path in documents
+        for target in link.findall(path.read_text(encoding="utf-8"))
+        if not target.startswith(("http://", "https://"))
+        and not (path.parent / target).resolve().exists()
+    }
+    assert missing == set()
