@@ -85,6 +85,13 @@ def handmade(audit_set):
     return audit_set
 
 
+@pytest.fixture
+def opened(handmade, reviewer_a, reviewer_b, lead):
+    """The hand-made set open for review: every claim assigned to both reviewers."""
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    return handmade
+
+
 def log_in(client, user):
     """force_login, plus the CSRF secret a real login stores in the session: without it the
     first page would store one, and count that session write among its own queries."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import re
+from collections import defaultdict
 from pathlib import Path
 
 from hypothesis import settings
@@ -60,3 +62,13 @@ def test_documents_link_only_to_files_that_exist():
         and not (path.parent / target).resolve().exists()
     }
     assert missing == set()
+
+
+def test_no_helper_is_copied_into_several_test_modules():
+    # A helper shared by several modules lives once, in tests/factories.py or a conftest.
+    copies: dict[str, set[str]] = defaultdict(set)
+    for name, text in _test_sources().items():
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef):
+                copies[ast.dump(node)].add(f"{name}::{node.name}")
+    assert sorted(" ".join(sorted(where)) for where in copies.values() if len(where) > 1) == []
