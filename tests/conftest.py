@@ -7,6 +7,7 @@ import pytest
 from django.core.cache import cache
 from django.middleware.csrf import CSRF_ALLOWED_CHARS, CSRF_SECRET_LENGTH, CSRF_SESSION_KEY
 from django.utils.crypto import get_random_string
+from hypothesis import settings as hypothesis_settings
 
 from audit import services
 from audit.formats import parse_file
@@ -14,6 +15,11 @@ from tests.factories import AuditSetFactory, UserFactory
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+
+# A per-example deadline is a wall-clock assertion: on a loaded machine with several workers
+# it fails property tests whose code is correct, so no property test has one.
+hypothesis_settings.register_profile("citeaudit", deadline=None)
+hypothesis_settings.load_profile("citeaudit")
 
 
 @pytest.fixture(scope="session")
@@ -77,6 +83,13 @@ def import_file(audit_set, path: Path, fmt: str = "auto"):
 def handmade(audit_set):
     import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
     return audit_set
+
+
+@pytest.fixture
+def opened(handmade, reviewer_a, reviewer_b, lead):
+    """The hand-made set open for review: every claim assigned to both reviewers."""
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    return handmade
 
 
 def log_in(client, user):

@@ -7,6 +7,7 @@ from django.contrib.auth.models import Group, User
 
 from audit import services
 from audit.models import Answer, Assignment, AuditSet, AuditSheet, Claim, Passage, Question
+from audit.services import EvidenceRef, SheetData
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -88,3 +89,38 @@ def submitted_sheet(
     )
     services.agreement_facts_refresh(claim_ids=[claim.pk])
     return sheet
+
+
+def claim_at(answer_id: str, order: int, parent: int | None = None) -> Claim:
+    """The claim at `order` of an imported answer: top level, or under the claim at `parent`."""
+    if parent is None:
+        return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
+    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__order=parent)
+
+
+def evidence_ref(claim: Claim, position: int, text: str) -> EvidenceRef:
+    """The span of `text` in the claim's passage at `position`, as the review page sends it."""
+    start = claim.answer.passages.get(position=position).text.index(text)
+    return EvidenceRef(passage=position, start=start, end=start + len(text))
+
+
+def submit_sheet(
+    user: User,
+    claim: Claim,
+    judgment: str,
+    *evidence: EvidenceRef,
+    seconds: int | None = None,
+    **data,
+) -> AuditSheet:
+    """The user's sheet of the claim submitted through the review service; `seconds` sets the
+    active time first (a sheet under 2 seconds is flagged as fast)."""
+    sheet = services.sheet_for(claim=claim, reviewer=user)
+    if seconds is not None:
+        AuditSheet.objects.filter(pk=sheet.pk).update(active_seconds=seconds)
+        sheet.refresh_from_db()
+    return services.sheet_submit(
+        sheet=sheet,
+        user=user,
+        version=sheet.version,
+        data=SheetData(judgment=judgment, evidence=evidence, **data),
+    )

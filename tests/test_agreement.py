@@ -621,7 +621,7 @@ def _in_range(value: float | None) -> bool:
     return value is None or (math.isfinite(value) and -1.0 <= value <= 1.0)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(ratings_strategy)
 def test_statistics_stay_in_range_and_never_raise(ratings: list[Rating]) -> None:
     for binary in (False, True):
@@ -634,7 +634,6 @@ def test_statistics_stay_in_range_and_never_raise(ratings: list[Rating]) -> None
         sheet_confusion(ratings, binary=binary)
 
 
-@settings(deadline=None)
 @given(
     st.lists(st.sampled_from(sorted(JUDGMENT_CODES)), min_size=1, max_size=40),
     st.integers(2, 4),
@@ -677,7 +676,6 @@ def test_evidence_statistics_never_raise(
     assert result.novel <= result.chosen
 
 
-@settings(deadline=None)
 @given(
     st.dictionaries(st.integers(0, 15), judgments, max_size=20),
     st.dictionaries(st.integers(0, 15), judgments, max_size=20),
@@ -758,7 +756,7 @@ def test_counts_reproduce_the_published_kappa_and_alpha_examples() -> None:
     assert summarize_counts(*_counts(wikipedia)).alpha == pytest.approx(56 / 81, abs=1e-12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(ratings_strategy)
 def test_counts_give_the_same_summary_as_ratings(ratings: list[Rating]) -> None:
     profiles, pairs = _counts(ratings)
@@ -769,7 +767,6 @@ def test_counts_give_the_same_summary_as_ratings(ratings: list[Rating]) -> None:
         )
 
 
-@settings(deadline=None)
 @given(ratings_strategy)
 def test_confusion_from_counts_matches_confusion_from_ratings(ratings: list[Rating]) -> None:
     _, pairs = _counts(ratings)
@@ -799,7 +796,6 @@ def test_confusion_counts_with_fixed_labels_counts_what_it_leaves_out() -> None:
     assert (matrix.counts, matrix.unlisted, matrix.items) == (((1, 0), (0, 0)), 2, {})
 
 
-@settings(deadline=None)
 @given(
     st.dictionaries(st.integers(0, 15), judgments, max_size=20),
     st.dictionaries(st.integers(0, 15), judgments, max_size=20),

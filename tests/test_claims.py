@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -341,17 +340,14 @@ def test_marker_offsets_point_into_the_answer() -> None:
     assert second.citations == (2, 3)
 
 
-def test_split_claims_of_a_2000_word_answer_is_fast() -> None:
-    split_claims("Warm up the segmenter [1].")
+def test_split_claims_of_a_2000_word_answer_keeps_every_sentence() -> None:
+    # Its speed is measured by bench/bench_claims.py, not asserted here.
     sentence = "The U.S. agency reported a 3.5% rise in costs, e.g. for fuel [1][2]. "
     paragraph = sentence * 10 + "Dr. Smith disagreed. [3]\n\n"
     answer = paragraph * 17
     assert len(answer.split()) > 2000
-    started = time.perf_counter()
     claims = split_claims(answer)
-    elapsed = time.perf_counter() - started
     assert len(claims) == 17 * 11
-    assert elapsed < 1.0
 
 
 # --- claim_from_span --------------------------------------------------------------------
@@ -453,9 +449,8 @@ def test_locate_claim_returns_none_without_claim_text(claim: str) -> None:
     assert locate_claim(claim, ANSWER) is None
 
 
-def test_locate_claim_on_expertqa_locates_nearly_all_claims() -> None:
+def test_locate_claim_on_expertqa_locates_every_claim() -> None:
     exact = fuzzy = missing = 0
-    started = time.perf_counter()
     for line in EXPERTQA.read_text(encoding="utf-8").splitlines():
         for system in json.loads(line)["answers"].values():
             answer, hint = system["answer_string"], 0
@@ -470,11 +465,8 @@ def test_locate_claim_on_expertqa_locates_nearly_all_claims() -> None:
                     assert answer[location.start : location.end] == claim["claim_string"].strip()
                 else:
                     fuzzy += 1
-    elapsed = time.perf_counter() - started
-    total = exact + fuzzy + missing
-    assert total == 1292
-    assert (exact + fuzzy) / total >= 0.95
-    assert elapsed < 5.0
+    # As the README says: 1,207 verbatim, 85 after folding markers and whitespace, none lost.
+    assert (exact, fuzzy, missing) == (1207, 85, 0)
 
 
 # --- properties -------------------------------------------------------------------------
@@ -530,13 +522,13 @@ def _check_claims(answer: str) -> None:
     assert all(answer[i] in ",;" or answer[i].isspace() or i in covered for i in range(len(answer)))
 
 
-@settings(deadline=None, max_examples=300)
+@settings(max_examples=300)
 @given(st.text())
 def test_split_claims_invariants_on_any_text(answer: str) -> None:
     _check_claims(answer)
 
 
-@settings(deadline=None, max_examples=300)
+@settings(max_examples=300)
 @given(answers())
 def test_split_claims_invariants_on_answer_like_text(answer: str) -> None:
     _check_claims(answer)
@@ -560,7 +552,6 @@ def test_find_markers_and_strip_markers_never_raise(text: str) -> None:
     assert "  " not in stripped
 
 
-@settings(deadline=None)
 @given(st.text(), st.text(), st.integers(min_value=-5, max_value=500))
 def test_locate_claim_never_raises(claim: str, answer: str, hint: int) -> None:
     location = locate_claim(claim, answer, hint)
@@ -571,7 +562,6 @@ def test_locate_claim_never_raises(claim: str, answer: str, hint: int) -> None:
             assert answer[location.start : location.end] == claim.strip()
 
 
-@settings(deadline=None)
 @given(answers())
 def test_every_split_claim_is_located_exactly(answer: str) -> None:
     for claim in split_claims(answer):

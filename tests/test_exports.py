@@ -34,6 +34,7 @@ from audit.models import (
 from audit.services import AtomicPart
 from audit.services.exports import export_stream
 from tests.conftest import import_file
+from tests.factories import claim_at
 from tests.formats.helpers import jsonl, native_line
 
 pytestmark = pytest.mark.django_db
@@ -44,12 +45,6 @@ T0 = datetime(2025, 3, 4, 9, 30, 15, 123456, tzinfo=UTC)
 
 def _at(minutes: int) -> datetime:
     return T0 + timedelta(minutes=minutes, microseconds=minutes * 7)
-
-
-def _claim(answer_id: str, order: int, parent: int | None = None) -> Claim:
-    if parent is None:
-        return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
-    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__order=parent)
 
 
 def _evidence(claim: Claim, position: int, needle: str) -> dict[str, Any]:
@@ -111,7 +106,7 @@ def reviewed(handmade, reviewer_a, reviewer_b, lead):
     Rater.objects.filter(name="bob").update(kind=Rater.Kind.AUTOMATIC)
     services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
 
-    c0, c1, c2, c3 = (_claim("hm-1-a", n) for n in range(4))
+    c0, c1, c2, c3 = (claim_at("hm-1-a", n) for n in range(4))
     a0 = _sheet(c0, reviewer_a, 0, judgment=SUPPORTED, evidence=[_evidence(c0, 1, "25 days")])
     b0 = _sheet(c0, reviewer_b, 3, judgment=SUPPORTED, active_seconds=41, version=3)
     _gold(c0, [a0, b0], 10, judgment=SUPPORTED, source=Adjudication.Source.UNANIMOUS)
@@ -166,7 +161,7 @@ def reviewed(handmade, reviewer_a, reviewer_b, lead):
     )
     _sheet(atom1, reviewer_b, 52, judgment=SUPPORTED, evidence=[_evidence(atom1, 2, "approval")])
 
-    q0, q1 = (_claim("hm-6-a", n) for n in range(2))
+    q0, q1 = (claim_at("hm-6-a", n) for n in range(2))
     _sheet(q0, reviewer_a, 60, judgment=SUPPORTED, evidence=[_evidence(q0, 1, "four weeks")])
     _sheet(q1, reviewer_b, 61, judgment=NOT_SUPPORTED)
     ClaimCheck.objects.update(computed_at=_at(90))
@@ -317,7 +312,7 @@ def test_jsonl_has_one_line_per_claim_in_reading_order(reviewed):
 
 
 def test_jsonl_line_holds_the_claim_its_sheets_and_gold(reviewed, lead):
-    c1 = _claim("hm-1-a", 1)
+    c1 = claim_at("hm-1-a", 1)
     line = _lines(_export(reviewed, "jsonl"))[1]
 
     assert line["question"] == {
@@ -446,7 +441,7 @@ def test_export_reads_a_chunk_of_answers_per_round_of_queries(reviewed):
 
 def test_audit_sheets_holds_submitted_sheets_and_gold(reviewed, lead):
     items = json.loads(_export(reviewed, "audit-sheets"))
-    c0 = _claim("hm-1-a", 0)
+    c0 = claim_at("hm-1-a", 0)
 
     assert [(i["kind"], i["reviewer"], i["support_judgment"]) for i in items[:7]] == [
         ("sheet", "rev_a", "supported"),
@@ -478,7 +473,7 @@ def test_audit_sheets_holds_submitted_sheets_and_gold(reviewed, lead):
     assert items[5] | {"id": None} == {
         "kind": "gold",
         "id": None,
-        "claim_id": _claim("hm-1-a", 1).pk,
+        "claim_id": claim_at("hm-1-a", 1).pk,
         "answer_id": "hm-1-a",
         "question_id": "hm-1",
         "reviewer": "lead",
@@ -505,7 +500,7 @@ def test_audit_sheets_of_an_unreviewed_set_is_an_empty_array(handmade):
 
 def test_csv_has_a_row_per_claim_with_both_sheets_side_by_side(reviewed):
     rows = _csv(_export(reviewed, "csv"))
-    c2 = _claim("hm-1-a", 2)
+    c2 = claim_at("hm-1-a", 2)
 
     assert len(rows) == Claim.objects.count()
     row = next(r for r in rows if r["claim_id"] == str(c2.pk))
@@ -528,7 +523,7 @@ def test_csv_has_a_row_per_claim_with_both_sheets_side_by_side(reviewed):
 
 
 def test_csv_defuses_cells_a_spreadsheet_would_run(reviewed):
-    Claim.objects.filter(pk=_claim("hm-1-a", 0).pk).update(text='=HYPERLINK("x")')
+    Claim.objects.filter(pk=claim_at("hm-1-a", 0).pk).update(text='=HYPERLINK("x")')
 
     rows = _csv(_export(reviewed, "csv"))
 
@@ -540,7 +535,7 @@ def test_csv_defuses_cells_a_spreadsheet_would_run(reviewed):
 
 def test_evidence_table_checks_reviewer_gold_and_answer_quotes(reviewed):
     rows = _csv(_export(reviewed, "evidence"))
-    c0 = _claim("hm-1-a", 0)
+    c0 = claim_at("hm-1-a", 0)
     passage = c0.answer.passages.get(position=1)
 
     mine = [r for r in rows if r["claim_id"] == str(c0.pk)]

@@ -17,7 +17,7 @@ from tests import test_exports
 reviewed = test_exports.reviewed
 _export = test_exports._export
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.urls_exports")]
+pytestmark = pytest.mark.django_db
 
 
 def _url(audit_set, fmt: str) -> str:

@@ -111,7 +111,6 @@ def test_enormous_field_is_refused_by_size(client_for, lead, settings):
 
 @settings(
     max_examples=40,
-    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(

@@ -1,4 +1,4 @@
-"""Pages make a fixed number of queries, however many claims a set holds (issue: scale)."""
+"""Pages make a fixed number of queries, however many claims a set holds."""
 
 import pytest
 from django.db import connection

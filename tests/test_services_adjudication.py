@@ -12,14 +12,13 @@ from audit import agreement, roles, services
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, WRONG_CITATION
 from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag, Severity
 from audit.services import (
-    EvidenceRef,
     GoldData,
     ReviewError,
     SheetData,
     SheetIncomplete,
     StaleAdjudication,
 )
-from tests.factories import UserFactory
+from tests.factories import UserFactory, claim_at, evidence_ref, submit_sheet
 
 pytestmark = pytest.mark.django_db
 
@@ -28,34 +27,8 @@ PART_TIME = "Part-time employees receive the same entitlement pro rata to their 
 
 
 @pytest.fixture
-def opened(handmade, reviewer_a, reviewer_b, lead):
-    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    return handmade
-
-
-@pytest.fixture
 def other_lead(db):
     return UserFactory(username="lead2", role="lead")
-
-
-def _claim(answer_id: str, order: int) -> Claim:
-    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
-
-
-def _sentence(claim: Claim, position: int, text: str) -> EvidenceRef:
-    source = claim.answer.passages.get(position=position).text
-    start = source.index(text)
-    return EvidenceRef(passage=position, start=start, end=start + len(text))
-
-
-def _submit(user, claim: Claim, judgment: str, *evidence: EvidenceRef, **data) -> AuditSheet:
-    sheet = services.sheet_for(claim=claim, reviewer=user)
-    return services.sheet_submit(
-        sheet=sheet,
-        user=user,
-        version=sheet.version,
-        data=SheetData(judgment=judgment, evidence=evidence, **data),
-    )
 
 
 def _state(claim: Claim) -> tuple:
@@ -75,15 +48,15 @@ def test_queue_severities_mirror_the_pure_core():
 
 
 def test_identical_sheets_become_unanimous_gold_linked_to_both(opened, reviewer_a, reviewer_b):
-    claim = _claim("hm-1-a", 0)
-    a = _submit(reviewer_a, claim, SUPPORTED, _sentence(claim, 1, FULL_TIME))
+    claim = claim_at("hm-1-a", 0)
+    a = submit_sheet(reviewer_a, claim, SUPPORTED, evidence_ref(claim, 1, FULL_TIME))
     assert _state(claim) == (None, None)
 
-    b = _submit(
+    b = submit_sheet(
         reviewer_b,
         claim,
         SUPPORTED,
-        _sentence(claim, 1, FULL_TIME),
+        evidence_ref(claim, 1, FULL_TIME),
         unsupported_assertions=("per year",),
         verification_worthy=False,
     )
@@ -106,9 +79,9 @@ def test_identical_sheets_become_unanimous_gold_linked_to_both(opened, reviewer_
 def test_reopening_withdraws_unanimous_gold_and_the_resubmitted_claim_goes_to_a_lead(
     opened, reviewer_a, reviewer_b
 ):
-    claim = _claim("hm-1-a", 3)
-    _submit(reviewer_a, claim, NOT_SUPPORTED)
-    sheet = _submit(reviewer_b, claim, NOT_SUPPORTED)
+    claim = claim_at("hm-1-a", 3)
+    submit_sheet(reviewer_a, claim, NOT_SUPPORTED)
+    sheet = submit_sheet(reviewer_b, claim, NOT_SUPPORTED)
     assert _state(claim) == (None, "unanimous")
 
     sheet = services.sheet_reopen(sheet=sheet, user=reviewer_b)
@@ -127,9 +100,9 @@ def test_reopening_withdraws_unanimous_gold_and_the_resubmitted_claim_goes_to_a_
 def test_a_sheet_reopened_after_both_were_in_never_makes_unanimous_gold(
     opened, reviewer_a, reviewer_b
 ):
-    claim = _claim("hm-1-a", 3)
-    _submit(reviewer_a, claim, NOT_SUPPORTED)
-    sheet = _submit(reviewer_b, claim, CONTRADICTED)
+    claim = claim_at("hm-1-a", 3)
+    submit_sheet(reviewer_a, claim, NOT_SUPPORTED)
+    sheet = submit_sheet(reviewer_b, claim, CONTRADICTED)
     assert _state(claim) == (Severity.JUDGMENT, None)
 
     sheet = services.sheet_reopen(sheet=sheet, user=reviewer_b)
@@ -144,14 +117,14 @@ def test_a_sheet_reopened_after_both_were_in_never_makes_unanimous_gold(
 def test_a_sheet_reopened_before_the_other_was_in_can_still_agree_unanimously(
     opened, reviewer_a, reviewer_b
 ):
-    claim = _claim("hm-1-a", 3)
-    sheet = _submit(reviewer_a, claim, CONTRADICTED)
+    claim = claim_at("hm-1-a", 3)
+    sheet = submit_sheet(reviewer_a, claim, CONTRADICTED)
     sheet = services.sheet_reopen(sheet=sheet, user=reviewer_a)
     services.sheet_submit(
         sheet=sheet, user=reviewer_a, version=sheet.version, data=SheetData(judgment=NOT_SUPPORTED)
     )
 
-    _submit(reviewer_b, claim, NOT_SUPPORTED)
+    submit_sheet(reviewer_b, claim, NOT_SUPPORTED)
 
     assert _state(claim) == (None, "unanimous")
     assert AuditSheet.objects.get(pk=sheet.pk).reopened_after_all_in is False
@@ -160,9 +133,9 @@ def test_a_sheet_reopened_before_the_other_was_in_can_still_agree_unanimously(
 def test_reviewers_cannot_reopen_once_a_lead_decided_unanimous_gold(
     opened, reviewer_a, reviewer_b, lead
 ):
-    claim = _claim("hm-1-a", 3)
-    _submit(reviewer_a, claim, NOT_SUPPORTED)
-    sheet = _submit(reviewer_b, claim, NOT_SUPPORTED)
+    claim = claim_at("hm-1-a", 3)
+    submit_sheet(reviewer_a, claim, NOT_SUPPORTED)
+    sheet = submit_sheet(reviewer_b, claim, NOT_SUPPORTED)
     services.adjudication_save(claim=claim, lead=lead, version=1, take=sheet.pk)
 
     with pytest.raises(ReviewError) as error:
@@ -182,21 +155,21 @@ def test_reviewers_cannot_reopen_once_a_lead_decided_unanimous_gold(
 def test_different_judgments_wait_for_a_lead_by_severity(
     opened, reviewer_a, reviewer_b, a, b, severity
 ):
-    claim = _claim("hm-1-a", 0)
-    evidence = _sentence(claim, 1, FULL_TIME)
-    _submit(reviewer_a, claim, a, *([evidence] if a in (SUPPORTED, PARTIAL) else []))
-    _submit(reviewer_b, claim, b, *([evidence] if b in (SUPPORTED, PARTIAL) else []))
+    claim = claim_at("hm-1-a", 0)
+    evidence = evidence_ref(claim, 1, FULL_TIME)
+    submit_sheet(reviewer_a, claim, a, *([evidence] if a in (SUPPORTED, PARTIAL) else []))
+    submit_sheet(reviewer_b, claim, b, *([evidence] if b in (SUPPORTED, PARTIAL) else []))
 
     assert _state(claim) == (severity, None)
 
 
 def test_a_different_right_passage_is_a_disagreement(opened, reviewer_a, reviewer_b):
-    claim = _claim("hm-3-a", 1)
+    claim = claim_at("hm-3-a", 1)
     cited = set(claim.citations.values_list("position", flat=True))
     first, second = [n for n in (1, 2, 3) if n not in cited]
 
-    _submit(reviewer_a, claim, WRONG_CITATION, wrong_citation_passage=first)
-    _submit(reviewer_b, claim, WRONG_CITATION, wrong_citation_passage=second)
+    submit_sheet(reviewer_a, claim, WRONG_CITATION, wrong_citation_passage=first)
+    submit_sheet(reviewer_b, claim, WRONG_CITATION, wrong_citation_passage=second)
 
     assert _state(claim) == (Severity.WRONG_PASSAGE, None)
 
@@ -204,10 +177,10 @@ def test_a_different_right_passage_is_a_disagreement(opened, reviewer_a, reviewe
 def test_evidence_overlap_below_the_threshold_is_a_disagreement(
     opened, reviewer_a, reviewer_b, lead
 ):
-    claim = _claim("hm-1-a", 1)
-    one, two = _sentence(claim, 1, FULL_TIME), _sentence(claim, 1, PART_TIME)
-    _submit(reviewer_a, claim, PARTIAL, one)
-    _submit(reviewer_b, claim, PARTIAL, one, two)
+    claim = claim_at("hm-1-a", 1)
+    one, two = evidence_ref(claim, 1, FULL_TIME), evidence_ref(claim, 1, PART_TIME)
+    submit_sheet(reviewer_a, claim, PARTIAL, one)
+    submit_sheet(reviewer_b, claim, PARTIAL, one, two)
     # Jaccard 1/2 is not below the default threshold of 0.5: they agree, not identically.
     assert _state(claim) == (Severity.CONFIRM, None)
     assert claim.evidence_jaccard == 0.5
@@ -229,9 +202,9 @@ def test_without_auto_gold_identical_sheets_wait_to_be_confirmed(
 ):
     opened.auto_gold = False
     opened.save()
-    claim = _claim("hm-1-a", 3)
-    _submit(reviewer_a, claim, NOT_SUPPORTED)
-    _submit(reviewer_b, claim, NOT_SUPPORTED)
+    claim = claim_at("hm-1-a", 3)
+    submit_sheet(reviewer_a, claim, NOT_SUPPORTED)
+    submit_sheet(reviewer_b, claim, NOT_SUPPORTED)
     assert _state(claim) == (Severity.CONFIRM, None)
 
     summary = services.adjudication_settings_update(
@@ -257,10 +230,10 @@ def test_settings_save_compares_only_finished_or_queued_claims(
 
     opened.auto_gold = False
     opened.save()
-    finished, waiting = _claim("hm-1-a", 0), _claim("hm-1-a", 1)
-    _submit(reviewer_a, finished, NOT_SUPPORTED)
-    _submit(reviewer_b, finished, NOT_SUPPORTED)
-    _submit(reviewer_a, waiting, NOT_SUPPORTED)
+    finished, waiting = claim_at("hm-1-a", 0), claim_at("hm-1-a", 1)
+    submit_sheet(reviewer_a, finished, NOT_SUPPORTED)
+    submit_sheet(reviewer_b, finished, NOT_SUPPORTED)
+    submit_sheet(reviewer_a, waiting, NOT_SUPPORTED)
     compared = []
     real = disagreements.claims_compare
 
@@ -306,9 +279,9 @@ def test_settings_need_a_lead_and_a_jaccard_between_0_and_1(opened, reviewer_a, 
 
 
 def test_reopening_takes_a_claim_out_of_the_queue(opened, reviewer_a, reviewer_b):
-    claim = _claim("hm-1-a", 0)
-    _submit(reviewer_a, claim, NOT_SUPPORTED)
-    sheet = _submit(reviewer_b, claim, CONTRADICTED)
+    claim = claim_at("hm-1-a", 0)
+    submit_sheet(reviewer_a, claim, NOT_SUPPORTED)
+    sheet = submit_sheet(reviewer_b, claim, CONTRADICTED)
     assert _state(claim) == (Severity.JUDGMENT, None)
 
     services.sheet_reopen(sheet=sheet, user=reviewer_b)
@@ -317,9 +290,9 @@ def test_reopening_takes_a_claim_out_of_the_queue(opened, reviewer_a, reviewer_b
 
 
 def test_a_new_reviewer_takes_a_claim_out_of_the_queue(opened, reviewer_a, reviewer_b, lead):
-    claim = _claim("hm-1-a", 0)
-    _submit(reviewer_a, claim, NOT_SUPPORTED)
-    _submit(reviewer_b, claim, CONTRADICTED)
+    claim = claim_at("hm-1-a", 0)
+    submit_sheet(reviewer_a, claim, NOT_SUPPORTED)
+    submit_sheet(reviewer_b, claim, CONTRADICTED)
     carol = UserFactory(username="carol", role="reviewer")
 
     services.review_open(
@@ -327,15 +300,15 @@ def test_a_new_reviewer_takes_a_claim_out_of_the_queue(opened, reviewer_a, revie
     )
     assert _state(claim) == (None, None)
 
-    _submit(carol, claim, CONTRADICTED)
+    submit_sheet(carol, claim, CONTRADICTED)
     assert _state(claim) == (Severity.JUDGMENT, None)
 
 
 def test_a_lone_sheet_with_overlap_one_is_confirmed_by_a_lead(handmade, reviewer_a, lead):
     services.review_open(audit_set=handmade, reviewers=[reviewer_a], overlap=1, by=lead)
-    claim = _claim("hm-1-a", 3)
+    claim = claim_at("hm-1-a", 3)
 
-    _submit(reviewer_a, claim, NOT_SUPPORTED)
+    submit_sheet(reviewer_a, claim, NOT_SUPPORTED)
 
     assert _state(claim) == (Severity.CONFIRM, None)
 
@@ -346,14 +319,14 @@ def test_a_lone_sheet_with_overlap_one_is_confirmed_by_a_lead(handmade, reviewer
 @pytest.fixture
 def disputed(opened, reviewer_a, reviewer_b):
     """hm-1-a claim 1: A says supported with one sentence, B partial with two."""
-    claim = _claim("hm-1-a", 1)
-    a = _submit(reviewer_a, claim, SUPPORTED, _sentence(claim, 1, PART_TIME))
-    b = _submit(
+    claim = claim_at("hm-1-a", 1)
+    a = submit_sheet(reviewer_a, claim, SUPPORTED, evidence_ref(claim, 1, PART_TIME))
+    b = submit_sheet(
         reviewer_b,
         claim,
         PARTIAL,
-        _sentence(claim, 1, FULL_TIME),
-        _sentence(claim, 1, PART_TIME),
+        evidence_ref(claim, 1, FULL_TIME),
+        evidence_ref(claim, 1, PART_TIME),
         unsupported_assertions=("staff",),
         notes="Only employees.",
     )
@@ -393,7 +366,7 @@ def test_an_edited_version_is_checked_like_a_sheet(disputed, lead):
     claim, _a, _b = disputed
     merged = GoldData(
         judgment=PARTIAL,
-        evidence=(_sentence(claim, 1, PART_TIME),),
+        evidence=(evidence_ref(claim, 1, PART_TIME),),
         unsupported_assertions=("staff", "", "staff"),
         verification_worthy=False,
         wrong_citation_passage=2,  # left over: only a wrong citation keeps a passage
@@ -435,8 +408,8 @@ def test_only_a_lead_adjudicates_and_only_finished_claims(opened, disputed, revi
     with pytest.raises(PermissionDenied):
         services.adjudication_save(claim=claim, lead=reviewer_a, version=0, take=a.pk)
 
-    half = _claim("hm-1-a", 2)
-    _submit(reviewer_a, half, NOT_SUPPORTED)
+    half = claim_at("hm-1-a", 2)
+    submit_sheet(reviewer_a, half, NOT_SUPPORTED)
     with pytest.raises(ReviewError) as error:
         services.adjudication_save(
             claim=half, lead=lead, version=0, data=GoldData(judgment=NOT_SUPPORTED)
@@ -446,7 +419,7 @@ def test_only_a_lead_adjudicates_and_only_finished_claims(opened, disputed, revi
 
 def test_a_sheet_of_another_claim_cannot_be_taken(disputed, opened, reviewer_a, lead):
     claim, _a, _b = disputed
-    elsewhere = _submit(reviewer_a, _claim("hm-1-a", 2), NOT_SUPPORTED)
+    elsewhere = submit_sheet(reviewer_a, claim_at("hm-1-a", 2), NOT_SUPPORTED)
 
     with pytest.raises(ReviewError) as error:
         services.adjudication_save(
@@ -565,14 +538,14 @@ FAQ = "Part-time staff: entitlement is calculated pro rata."
 def misattributed(opened, reviewer_a, reviewer_b):
     """hm-1-a claim 0 cites [1] only: A says supported by a sentence of [1]; B says wrong
     citation ([2] supports it) but left that sentence of [1] in the evidence."""
-    claim = _claim("hm-1-a", 0)
-    a = _submit(reviewer_a, claim, SUPPORTED, _sentence(claim, 1, FULL_TIME))
-    b = _submit(
+    claim = claim_at("hm-1-a", 0)
+    a = submit_sheet(reviewer_a, claim, SUPPORTED, evidence_ref(claim, 1, FULL_TIME))
+    b = submit_sheet(
         reviewer_b,
         claim,
         WRONG_CITATION,
-        _sentence(claim, 1, FULL_TIME),
-        _sentence(claim, 2, FAQ),
+        evidence_ref(claim, 1, FULL_TIME),
+        evidence_ref(claim, 2, FAQ),
         wrong_citation_passage=2,
     )
     return claim, a, b
@@ -588,7 +561,7 @@ def test_a_wrong_citation_gold_with_evidence_in_a_cited_passage_is_refused(misat
     claim, _a, _b = misattributed
     merged = GoldData(
         judgment=WRONG_CITATION,
-        evidence=(_sentence(claim, 1, FULL_TIME), _sentence(claim, 2, FAQ)),
+        evidence=(evidence_ref(claim, 1, FULL_TIME), evidence_ref(claim, 2, FAQ)),
         wrong_citation_passage=2,
     )
 
@@ -612,7 +585,7 @@ def test_taking_a_wrong_citation_sheet_with_cited_evidence_is_refused(misattribu
 def test_a_wrong_citation_gold_keeps_evidence_in_the_right_passage(misattributed, lead):
     claim, _a, _b = misattributed
     merged = GoldData(
-        judgment=WRONG_CITATION, evidence=(_sentence(claim, 2, FAQ),), wrong_citation_passage=2
+        judgment=WRONG_CITATION, evidence=(evidence_ref(claim, 2, FAQ),), wrong_citation_passage=2
     )
 
     gold = services.adjudication_save(

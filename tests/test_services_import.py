@@ -170,7 +170,7 @@ def _upload(client, name: str, data: bytes, fmt: str = "auto"):
 
 
 def test_web_import_of_nan_is_refused_with_its_place_and_writes_nothing(client_for, lead):
-    # PostgreSQL's jsonb refuses NaN: this used to be a server error there.
+    # PostgreSQL's jsonb refuses NaN, so a NaN that reached the database would be a 500 there.
     data = jsonl(native_line(metadata={"score": float("nan")}))
     before = _counts()
 

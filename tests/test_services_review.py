@@ -16,25 +16,9 @@ from audit.services import (
     SheetIncomplete,
     StaleSheet,
 )
-from tests.factories import UserFactory
+from tests.factories import UserFactory, claim_at, evidence_ref
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def opened(handmade, reviewer_a, reviewer_b, lead):
-    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    return handmade
-
-
-def _claim(answer_id: str, order: int) -> Claim:
-    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
-
-
-def _sentence(claim: Claim, position: int, needle: str) -> EvidenceRef:
-    text = claim.answer.passages.get(position=position).text
-    start = text.index(needle)
-    return EvidenceRef(passage=position, start=start, end=start + len(needle))
 
 
 def _assignees() -> dict[int, set[str]]:
@@ -118,12 +102,12 @@ def test_review_open_needs_a_lead(handmade, reviewer_a, reviewer_b):
 
 def test_reviewer_replace_moves_open_work_and_keeps_submitted(opened, reviewer_a, reviewer_b):
     carol = UserFactory(username="carol", role="reviewer")
-    done = _claim("hm-1-a", 3)
+    done = claim_at("hm-1-a", 3)
     sheet = services.sheet_for(claim=done, reviewer=reviewer_a)
     services.sheet_submit(
         sheet=sheet, user=reviewer_a, version=1, data=SheetData(judgment="not_supported")
     )
-    draft = services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+    draft = services.sheet_for(claim=claim_at("hm-1-a", 0), reviewer=reviewer_a)
 
     summary = services.reviewer_replace(audit_set=opened, leaving=reviewer_a, joining=carol)
 
@@ -152,7 +136,7 @@ def test_reviewer_replace_drops_claims_the_new_reviewer_already_has(opened, revi
 
 
 def test_sheet_for_snapshots_the_claim_and_cited_urls(opened, reviewer_a):
-    claim = _claim("hm-1-a", 1)
+    claim = claim_at("hm-1-a", 1)
 
     sheet = services.sheet_for(claim=claim, reviewer=reviewer_a)
 
@@ -167,11 +151,11 @@ def test_sheet_for_snapshots_the_claim_and_cited_urls(opened, reviewer_a):
 
 def test_sheet_for_refuses_an_unassigned_claim(handmade, reviewer_a):
     with pytest.raises(PermissionDenied):
-        services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+        services.sheet_for(claim=claim_at("hm-1-a", 0), reviewer=reviewer_a)
 
 
 def test_a_blank_draft_is_stored_by_its_first_save_only(opened, reviewer_a):
-    claim = _claim("hm-1-a", 1)
+    claim = claim_at("hm-1-a", 1)
     blank = selectors.reviewer_sheet(claim=claim, reviewer=reviewer_a)
     before = (blank.pk, AuditSheet.objects.count())
 
@@ -186,7 +170,7 @@ def test_a_blank_draft_is_stored_by_its_first_save_only(opened, reviewer_a):
 
 
 def test_a_blank_draft_saved_by_someone_else_stores_nothing(opened, reviewer_a, reviewer_b):
-    blank = selectors.reviewer_sheet(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+    blank = selectors.reviewer_sheet(claim=claim_at("hm-1-a", 0), reviewer=reviewer_a)
 
     with pytest.raises(PermissionDenied):
         services.sheet_save(sheet=blank, user=reviewer_b, version=1, data=SheetData(notes="x"))
@@ -197,7 +181,7 @@ def test_a_blank_draft_saved_by_someone_else_stores_nothing(opened, reviewer_a, 
 def test_a_late_copy_of_a_tabs_save_still_refuses_anyone_but_the_reviewer(
     opened, reviewer_a, reviewer_b
 ):
-    sheet = services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+    sheet = services.sheet_for(claim=claim_at("hm-1-a", 0), reviewer=reviewer_a)
     services.sheet_save(
         sheet=sheet, user=reviewer_a, version=1, data=SheetData(notes="a"), tab="t" * 20, seq=3
     )
@@ -212,9 +196,9 @@ def test_a_late_copy_of_a_tabs_save_still_refuses_anyone_but_the_reviewer(
 
 
 def test_sheet_save_stores_server_cut_evidence_and_bumps_version(opened, reviewer_a):
-    claim = _claim("hm-1-a", 0)
+    claim = claim_at("hm-1-a", 0)
     sheet = services.sheet_for(claim=claim, reviewer=reviewer_a)
-    ref = _sentence(claim, 1, "Full-time employees are entitled to 25 days")
+    ref = evidence_ref(claim, 1, "Full-time employees are entitled to 25 days")
 
     saved = services.sheet_save(
         sheet=sheet,
@@ -246,7 +230,7 @@ def test_sheet_save_stores_server_cut_evidence_and_bumps_version(opened, reviewe
 
 
 def test_sheet_save_refuses_a_stale_version(opened, reviewer_a):
-    sheet = services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+    sheet = services.sheet_for(claim=claim_at("hm-1-a", 0), reviewer=reviewer_a)
     services.sheet_save(sheet=sheet, user=reviewer_a, version=1, data=SheetData(notes="tab one"))
 
     with pytest.raises(StaleSheet) as error:
@@ -259,7 +243,7 @@ def test_sheet_save_refuses_a_stale_version(opened, reviewer_a):
 
 
 def test_sheet_save_refuses_anyone_but_its_reviewer(opened, reviewer_a, reviewer_b, lead):
-    sheet = services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+    sheet = services.sheet_for(claim=claim_at("hm-1-a", 0), reviewer=reviewer_a)
 
     for intruder in (reviewer_b, lead):
         with pytest.raises(PermissionDenied):
@@ -282,7 +266,7 @@ def test_sheet_save_refuses_anyone_but_its_reviewer(opened, reviewer_a, reviewer
     ],
 )
 def test_sheet_save_validates_evidence_on_the_server(opened, reviewer_a, ref, message):
-    sheet = services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+    sheet = services.sheet_for(claim=claim_at("hm-1-a", 0), reviewer=reviewer_a)
 
     with pytest.raises(ReviewError) as error:
         services.sheet_save(
@@ -294,7 +278,7 @@ def test_sheet_save_validates_evidence_on_the_server(opened, reviewer_a, ref, me
 
 
 def test_sheet_save_refuses_a_passage_of_another_answer(opened, reviewer_a):
-    sheet = services.sheet_for(claim=_claim("hm-1-b", 0), reviewer=reviewer_a)
+    sheet = services.sheet_for(claim=claim_at("hm-1-b", 0), reviewer=reviewer_a)
 
     with pytest.raises(ReviewError) as error:
         services.sheet_save(
@@ -308,7 +292,7 @@ def test_sheet_save_refuses_a_passage_of_another_answer(opened, reviewer_a):
 
 
 def test_active_seconds_are_capped_per_save_and_by_elapsed_time(opened, reviewer_a):
-    sheet = services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+    sheet = services.sheet_for(claim=claim_at("hm-1-a", 0), reviewer=reviewer_a)
     _age(sheet, 3600)
 
     sheet = services.sheet_save(
@@ -351,7 +335,7 @@ def test_active_seconds_are_capped_per_save_and_by_elapsed_time(opened, reviewer
     ],
 )
 def test_sheet_submit_requires_a_complete_judgment(opened, reviewer_a, data, problems):
-    sheet = services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+    sheet = services.sheet_for(claim=claim_at("hm-1-a", 0), reviewer=reviewer_a)
 
     with pytest.raises(SheetIncomplete) as error:
         services.sheet_submit(sheet=sheet, user=reviewer_a, version=1, data=data)
@@ -361,7 +345,7 @@ def test_sheet_submit_requires_a_complete_judgment(opened, reviewer_a, data, pro
 
 
 def test_sheet_submit_accepts_a_wrong_citation_with_an_uncited_passage(opened, reviewer_a):
-    sheet = services.sheet_for(claim=_claim("hm-1-a", 0), reviewer=reviewer_a)
+    sheet = services.sheet_for(claim=claim_at("hm-1-a", 0), reviewer=reviewer_a)
 
     sheet = services.sheet_submit(
         sheet=sheet,
@@ -379,9 +363,9 @@ def test_sheet_submit_accepts_a_wrong_citation_with_an_uncited_passage(opened, r
 
 
 def test_a_submitted_sheet_cannot_be_saved_until_reopened(opened, reviewer_a):
-    claim = _claim("hm-1-a", 0)
+    claim = claim_at("hm-1-a", 0)
     sheet = services.sheet_for(claim=claim, reviewer=reviewer_a)
-    data = SheetData(judgment=SUPPORTED, evidence=(_sentence(claim, 1, "Full-time"),))
+    data = SheetData(judgment=SUPPORTED, evidence=(evidence_ref(claim, 1, "Full-time"),))
     services.sheet_submit(sheet=sheet, user=reviewer_a, version=1, data=data)
 
     with pytest.raises(ReviewError) as error:
@@ -405,7 +389,7 @@ def test_a_submitted_sheet_cannot_be_saved_until_reopened(opened, reviewer_a):
 
 
 def test_sheet_reopen_is_refused_once_adjudicated(opened, reviewer_a, lead):
-    claim = _claim("hm-1-a", 3)
+    claim = claim_at("hm-1-a", 3)
     sheet = services.sheet_for(claim=claim, reviewer=reviewer_a)
     services.sheet_submit(
         sheet=sheet, user=reviewer_a, version=1, data=SheetData(judgment="not_supported")
@@ -419,7 +403,7 @@ def test_sheet_reopen_is_refused_once_adjudicated(opened, reviewer_a, lead):
 
 
 def test_guideline_flag_needs_a_comment_and_an_assignment(opened, reviewer_a):
-    claim = _claim("hm-2-a", 1)
+    claim = claim_at("hm-2-a", 1)
     outsider = UserFactory(username="outsider", role="reviewer")
 
     flag = services.guideline_flag_raise(claim=claim, user=reviewer_a, comment=" 7,5 vs 7.5? ")
@@ -439,7 +423,7 @@ def test_guideline_flag_needs_a_comment_and_an_assignment(opened, reviewer_a):
 
 
 def test_lead_splits_a_claim_into_atomic_claims(opened, lead, reviewer_a):
-    parent = _claim("hm-2-a", 0)
+    parent = claim_at("hm-2-a", 0)
 
     children = services.claim_split(
         claim=parent,
@@ -466,7 +450,7 @@ def test_lead_splits_a_claim_into_atomic_claims(opened, lead, reviewer_a):
 
 
 def test_split_refuses_one_part_unknown_passages_and_second_split(opened, lead):
-    parent = _claim("hm-2-a", 0)
+    parent = claim_at("hm-2-a", 0)
 
     with pytest.raises(ReviewError):
         services.claim_split(claim=parent, parts=[AtomicPart("only one")], by=lead)
@@ -482,7 +466,7 @@ def test_split_refuses_one_part_unknown_passages_and_second_split(opened, lead):
 
 
 def test_reviewer_splits_only_when_the_set_allows_and_before_judging(opened, reviewer_a):
-    parent = _claim("hm-2-a", 0)
+    parent = claim_at("hm-2-a", 0)
     parts = [AtomicPart("a"), AtomicPart("b")]
     with pytest.raises(PermissionDenied):
         services.claim_split(claim=parent, parts=parts, by=reviewer_a)
@@ -509,7 +493,7 @@ def _tally(audit_set, reviewer) -> tuple[int, int]:
 def test_a_reviewer_cannot_split_a_claim_another_reviewer_submitted(opened, reviewer_a, reviewer_b):
     opened.allow_reviewer_split = True
     opened.save()
-    parent = _claim("hm-2-a", 0)
+    parent = claim_at("hm-2-a", 0)
     sheet = services.sheet_for(claim=parent, reviewer=reviewer_a)
     services.sheet_submit(
         sheet=sheet, user=reviewer_a, version=1, data=SheetData(judgment="not_supported")
@@ -541,7 +525,7 @@ def test_a_reviewer_split_is_refused_alike_whoever_saved_work_on_the_claim(
 ):
     opened.allow_reviewer_split = True
     opened.save()
-    parent = _claim("hm-2-a", 0)
+    parent = claim_at("hm-2-a", 0)
     parts = [AtomicPart("a"), AtomicPart("b")]
     messages = []
     for author in (reviewer_a, reviewer_b):
@@ -563,7 +547,7 @@ def test_a_reviewer_split_is_refused_alike_whoever_saved_work_on_the_claim(
 def test_a_lead_split_keeps_submitted_sheets_on_the_parent_and_in_its_history(
     opened, reviewer_a, reviewer_b, lead
 ):
-    parent = _claim("hm-2-a", 0)
+    parent = claim_at("hm-2-a", 0)
     sheet = services.sheet_for(claim=parent, reviewer=reviewer_a)
     services.sheet_submit(
         sheet=sheet, user=reviewer_a, version=1, data=SheetData(judgment="not_supported")
@@ -585,7 +569,7 @@ def test_a_lead_split_keeps_submitted_sheets_on_the_parent_and_in_its_history(
 
 
 def test_a_split_parent_cannot_be_submitted(opened, reviewer_a, lead):
-    parent = _claim("hm-2-a", 0)
+    parent = claim_at("hm-2-a", 0)
     sheet = services.sheet_for(claim=parent, reviewer=reviewer_a)
     services.claim_split(claim=parent, parts=[AtomicPart("a"), AtomicPart("b")], by=lead)
     Assignment.objects.create(claim=parent, reviewer=reviewer_a)

@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from audit import services
 from audit.formats import FormatError
-from audit.models import Claim, ImportBatch, Rater, RaterLabel
+from audit.models import ImportBatch, Rater, RaterLabel
+from tests.factories import claim_at
 
 pytestmark = pytest.mark.django_db
 
@@ -20,10 +21,6 @@ def _file(*verdicts: dict) -> bytes:
     return "".join(json.dumps(v) + "\n" for v in verdicts).encode()
 
 
-def _claim(answer_id: str, order: int) -> Claim:
-    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
-
-
 def _import(audit_set, *verdicts: dict):
     return services.verdicts_import(
         audit_set=audit_set, data=_file(*verdicts), filename="judge.jsonl", max_bytes=MAX
@@ -31,7 +28,7 @@ def _import(audit_set, *verdicts: dict):
 
 
 def test_verdicts_name_claims_by_index_or_folded_text(handmade):
-    second = _claim("hm-1-a", 1)
+    second = claim_at("hm-1-a", 1)
     spaced = "  " + second.text.replace(" ", "\n  ") + " "
 
     summary = _import(
@@ -57,7 +54,7 @@ def test_verdicts_name_claims_by_index_or_folded_text(handmade):
     )
     assert labels == [
         (
-            _claim("hm-1-a", 0).pk,
+            claim_at("hm-1-a", 0).pk,
             "supported",
             "supported",
             ["25 days of paid annual leave"],
@@ -115,7 +112,7 @@ def test_an_unknown_claim_names_file_line_and_field_and_writes_nothing(handmade,
 
 
 def test_two_verdicts_of_one_judge_on_one_claim_are_refused(handmade):
-    first = _claim("hm-1-a", 0)
+    first = claim_at("hm-1-a", 0)
 
     with pytest.raises(FormatError) as error:
         _import(
@@ -162,7 +159,7 @@ def test_import_verdicts_command(handmade, tmp_path, capsys):
         capsys.readouterr().out
         == "judge.jsonl into “Calibration”: verdicts of llm-a: 1 new, 0 replaced\n"
     )
-    assert RaterLabel.objects.get().claim == _claim("hm-2-a", 1)
+    assert RaterLabel.objects.get().claim == claim_at("hm-2-a", 1)
 
 
 def test_import_verdicts_command_reports_the_line_and_imports_nothing(handmade, tmp_path):

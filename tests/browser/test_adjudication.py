@@ -3,15 +3,16 @@ Take B and an edited version, one of them by keyboard only; the queue ends empty
 dashboard shows the round."""
 
 import json
+from functools import partial
 
 import pytest
 from playwright.sync_api import expect
 
 from audit import services
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, UNCLEAR
-from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag
-from audit.services import EvidenceRef, SheetData
-from tests.browser.conftest import screenshot
+from audit.models import Adjudication, GuidelineFlag
+from tests.browser.conftest import screenshot, watch_errors
+from tests.factories import claim_at, evidence_ref, submit_sheet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -19,50 +20,24 @@ FULL_TIME = "Full-time employees are entitled to 25 days of paid annual leave in
 PART_TIME = "Part-time employees receive the same entitlement pro rata to their contracted hours."
 
 
-def _watch_errors(page) -> list[str]:
-    errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    return errors
-
-
-def _claim(answer_id: str, order: int) -> Claim:
-    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
-
-
-def _ref(claim: Claim, text: str) -> EvidenceRef:
-    start = claim.answer.passages.get(position=1).text.index(text)
-    return EvidenceRef(passage=1, start=start, end=start + len(text))
-
-
-def _submit(
-    user, claim: Claim, judgment: str, *evidence: EvidenceRef, seconds: int = 45, **data
-) -> AuditSheet:
-    sheet = services.sheet_for(claim=claim, reviewer=user)
-    AuditSheet.objects.filter(pk=sheet.pk).update(active_seconds=seconds)
-    sheet.refresh_from_db()
-    return services.sheet_submit(
-        sheet=sheet,
-        user=user,
-        version=sheet.version,
-        data=SheetData(judgment=judgment, evidence=evidence, **data),
-    )
+# Long enough not to be flagged as a fast sheet, unless a test says otherwise.
+_submit = partial(submit_sheet, seconds=45)
 
 
 @pytest.fixture
 def demo_round(handmade, reviewer_a, reviewer_b, lead):
     """Five finished claims: one unanimous, three disagreements, one to confirm."""
     services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    c0, c1, c2, c3 = (_claim("hm-1-a", n) for n in range(4))
-    n0 = _claim("hm-2-a", 0)
-    _submit(reviewer_a, c0, SUPPORTED, _ref(c0, FULL_TIME), notes="Exactly 25 days.")
+    c0, c1, c2, c3 = (claim_at("hm-1-a", n) for n in range(4))
+    n0 = claim_at("hm-2-a", 0)
+    _submit(reviewer_a, c0, SUPPORTED, evidence_ref(c0, 1, FULL_TIME), notes="Exactly 25 days.")
     _submit(reviewer_b, c0, CONTRADICTED, seconds=1, notes="Says per leave year, not per year.")
-    _submit(reviewer_a, c1, SUPPORTED, _ref(c1, PART_TIME))
-    _submit(reviewer_b, c1, PARTIAL, _ref(c1, PART_TIME), _ref(c1, FULL_TIME))
+    _submit(reviewer_a, c1, SUPPORTED, evidence_ref(c1, 1, PART_TIME))
+    _submit(reviewer_b, c1, PARTIAL, evidence_ref(c1, 1, PART_TIME), evidence_ref(c1, 1, FULL_TIME))
     _submit(reviewer_a, c2, NOT_SUPPORTED)
     _submit(reviewer_b, c2, NOT_SUPPORTED)
-    _submit(reviewer_a, c3, PARTIAL, _ref(c3, FULL_TIME))
-    _submit(reviewer_b, c3, PARTIAL, _ref(c3, FULL_TIME), _ref(c3, PART_TIME))
+    _submit(reviewer_a, c3, PARTIAL, evidence_ref(c3, 1, FULL_TIME))
+    _submit(reviewer_b, c3, PARTIAL, evidence_ref(c3, 1, FULL_TIME), evidence_ref(c3, 1, PART_TIME))
     _submit(reviewer_a, n0, NOT_SUPPORTED)
     _submit(reviewer_b, n0, UNCLEAR, notes="“4 weeks” vs “four weeks”?")
     return {"c0": c0, "c1": c1, "c2": c2, "c3": c3, "n0": n0}
@@ -73,7 +48,7 @@ def test_lead_resolves_every_disagreement_of_the_round(
 ):
     c0, c1, c3, n0 = (demo_round[k] for k in ("c0", "c1", "c3", "n0"))
     page = new_page(lead)
-    errors = _watch_errors(page)
+    errors = watch_errors(page)
     audit_set_pk = c0.answer.audit_set_id
 
     page.goto(f"{live_server.url}/sets/{audit_set_pk}/adjudication/")
@@ -188,12 +163,12 @@ def test_lead_overrides_the_number_check_and_the_report_lists_it(
     services.criteria_update(
         audit_set=handmade, criteria=[{"kind": "numbers_grounded", "only_supported": True}], by=lead
     )
-    claim = _claim("hm-2-a", 0)  # "4 weeks' notice"; the passage says "four weeks'"
+    claim = claim_at("hm-2-a", 0)  # "4 weeks' notice"; the passage says "four weeks'"
     resign = "An employee who wishes to resign must give four weeks' written notice"
-    _submit(reviewer_a, claim, SUPPORTED, _ref(claim, resign + " to Human Resources."))
+    _submit(reviewer_a, claim, SUPPORTED, evidence_ref(claim, 1, resign + " to Human Resources."))
     _submit(reviewer_b, claim, UNCLEAR, notes="“4 weeks” vs “four weeks”?")
     page = new_page(lead)
-    errors = _watch_errors(page)
+    errors = watch_errors(page)
 
     page.goto(f"{live_server.url}/claims/{claim.pk}/adjudicate/")
     expect(page.locator(".number-override .num-token.ungrounded")).to_have_text("4 ✗")

@@ -12,6 +12,7 @@ from audit import services
 from audit.models import AuditSheet, Claim
 from audit.services.review import REVIEWER_SPLIT_REFUSED
 from tests.browser.conftest import screenshot
+from tests.factories import claim_at
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,10 +27,6 @@ def opened(handmade, reviewer_a, reviewer_b, lead):
         allow_reviewer_split=True,
     )
     return handmade
-
-
-def _claim(order: int) -> Claim:
-    return Claim.objects.get(answer__external_id="hm-1-a", order=order, parent__isnull=True)
 
 
 def _judge_and_submit(page, url: str, key: str) -> None:
@@ -51,7 +48,7 @@ def _panel(page) -> str:
 def test_another_reviewers_split_never_discards_a_submitted_sheet(
     new_page, live_server, opened, reviewer_a, reviewer_b, lead
 ):
-    claim = _claim(0)
+    claim = claim_at("hm-1-a", 0)
     url = f"{live_server.url}/claims/{claim.pk}/review/"
     page_a = new_page(reviewer_a)
     page_b = new_page(reviewer_b)
@@ -98,7 +95,7 @@ def test_another_reviewers_split_never_discards_a_submitted_sheet(
 def test_the_page_after_submitting_is_the_same_whatever_the_other_reviewer_did(
     new_page, live_server, opened, reviewer_a, reviewer_b
 ):
-    agreed, disagreed, alone = _claim(1), _claim(2), _claim(3)
+    agreed, disagreed, alone = claim_at("hm-1-a", 1), claim_at("hm-1-a", 2), claim_at("hm-1-a", 3)
     page_a = new_page(reviewer_a)
     page_b = new_page(reviewer_b)
     _judge_and_submit(page_a, f"{live_server.url}/claims/{agreed.pk}/review/", "3")

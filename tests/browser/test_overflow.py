@@ -10,10 +10,10 @@ from django.core.management import call_command
 
 from audit import services
 from audit.judgments import NOT_SUPPORTED, UNCLEAR
-from audit.models import AuditSet, AuditSheet, Claim
-from audit.services import SheetData
+from audit.models import AuditSet, Claim
 from tests.browser.conftest import ARTIFACTS
 from tests.conftest import import_file
+from tests.factories import submit_sheet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,13 +21,6 @@ WIDTHS = (1024, 1440)
 LONG_NAME = "x" * 200
 LONG_TEXT = "y" * 200_000
 OVERFLOW = "document.documentElement.scrollWidth - window.innerWidth"
-
-
-def _submit(user, claim: Claim, judgment: str) -> AuditSheet:
-    sheet = services.sheet_for(claim=claim, reviewer=user)
-    return services.sheet_submit(
-        sheet=sheet, user=user, version=sheet.version, data=SheetData(judgment=judgment)
-    )
 
 
 @pytest.fixture
@@ -56,8 +49,8 @@ def long_set(tmp_path, reviewer_a, reviewer_b, lead):
     )
     claims = list(Claim.objects.filter(answer__audit_set=audit_set).order_by("order"))
     for claim in claims:
-        _submit(reviewer_a, claim, NOT_SUPPORTED)
-        _submit(reviewer_b, claim, UNCLEAR)
+        submit_sheet(reviewer_a, claim, NOT_SUPPORTED)
+        submit_sheet(reviewer_b, claim, UNCLEAR)
     return audit_set, claims
 
 

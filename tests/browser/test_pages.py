@@ -4,22 +4,15 @@ violations, and a lead can import a file through the upload form."""
 import pytest
 
 from audit.models import Answer, AuditSet
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, watch_errors
 from tests.conftest import FIXTURES
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def _watch_errors(page) -> list[str]:
-    errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    return errors
-
-
 def test_lead_imports_a_file_and_reads_an_answer(new_page, lead, live_server):
     page = new_page(lead)
-    errors = _watch_errors(page)
+    errors = watch_errors(page)
 
     page.goto(f"{live_server.url}/import/")
     page.fill("input[name=new_set_name]", "Browser import")

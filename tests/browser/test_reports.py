@@ -5,22 +5,14 @@ import pytest
 from playwright.sync_api import expect
 
 from audit import services
-from tests.browser.conftest import screenshot
-from tests.views.test_reports import CRITERIA, judge_third_run
+from tests.browser.conftest import screenshot, watch_errors
+from tests.views import test_reports
+from tests.views.test_reports import CRITERIA
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-
-@pytest.fixture
-def three_runs(handmade, reviewer_a, reviewer_b, lead):
-    return judge_third_run(handmade, (reviewer_a, reviewer_b), lead)
-
-
-def _watch_errors(page) -> list[str]:
-    errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    return errors
+# The third run the report view tests judge, shared rather than built twice.
+three_runs = test_reports.three_runs
 
 
 def test_lead_reads_report_edits_criteria_and_compares_runs(
@@ -29,7 +21,7 @@ def test_lead_reads_report_edits_criteria_and_compares_runs(
     audit_set = three_runs["set"]
     services.criteria_update(audit_set=audit_set, criteria=CRITERIA[:3], by=lead)
     page = new_page(lead)
-    errors = _watch_errors(page)
+    errors = watch_errors(page)
     base = f"{live_server.url}/sets/{audit_set.pk}"
 
     page.goto(f"{base}/")

@@ -12,19 +12,12 @@ from playwright.sync_api import expect
 
 from audit import services
 from audit.models import AuditSheet, Claim
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, watch_errors
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 B_NOTE = "B-SECRET-NOTE-4242"
 A_NOTE = "A note: 25 days, checked"
-
-
-def _watch_errors(page) -> list[str]:
-    errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    return errors
 
 
 def _watch_bodies(page) -> list[str]:
@@ -59,19 +52,13 @@ def _focused(page) -> dict:
     )
 
 
-@pytest.fixture
-def opened(handmade, reviewer_a, reviewer_b, lead):
-    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    return handmade
-
-
 def test_two_reviewers_judge_the_same_claims_blind(
     new_page, live_server, opened, reviewer_a, reviewer_b
 ):
     first, second = _claims()
     page_a = new_page(reviewer_a)
     page_b = new_page(reviewer_b)
-    errors = _watch_errors(page_a) + _watch_errors(page_b)
+    errors = watch_errors(page_a) + watch_errors(page_b)
     seen_by_a = _watch_bodies(page_a)
     seen_by_b = _watch_bodies(page_b)
     evidence_text = (
@@ -226,7 +213,7 @@ def test_lead_pages_render(new_page, live_server, opened, lead, reviewer_a):
     )
     services.guideline_flag_raise(claim=first, user=reviewer_a, comment="Is 'per year' a fact?")
     page = new_page(lead)
-    errors = _watch_errors(page)
+    errors = watch_errors(page)
 
     page.goto(f"{live_server.url}/sets/{opened.pk}/progress/")
     screenshot(page, "review-lead-progress")
@@ -293,7 +280,7 @@ def test_tab_onto_submit_then_waiting_saves_a_draft_and_never_submits(
 ):
     first, _ = _claims()
     page = new_page(reviewer_a)
-    errors = _watch_errors(page)
+    errors = watch_errors(page)
     url = f"{live_server.url}/claims/{first.pk}/review/"
     page.goto(url)
     posts = _posts(page)

@@ -235,7 +235,7 @@ def test_line_breaks_inside_text_are_escaped():
 _TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=40)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(notes=_TEXT, title=_TEXT, assertions=st.lists(_TEXT, max_size=3), extra=_TEXT)
 def test_any_text_survives_the_trip(notes, title, assertions, extra):
     answer = _answer(
@@ -491,7 +491,7 @@ _JSON = st.recursive(
 _LINES = [json.loads(line) for line in _file(_answer(), _bare_answer()).decode().splitlines()]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(data=st.data())
 def test_any_changed_value_is_read_or_refused_with_a_format_error(data):
     lines = json.loads(json.dumps(_LINES))

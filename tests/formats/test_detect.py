@@ -231,7 +231,7 @@ JSON_VALUES = st.recursive(
     lambda children: st.lists(children, max_size=4) | st.dictionaries(KEYS, children, max_size=6),
     max_leaves=30,
 )
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FUZZ
@@ -268,7 +268,7 @@ def test_byte_flipped_samples_only_raise_format_error(sample, flips, fmt):
     _parse_or_format_error(bytes(data), fmt)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(cut=st.integers(0, 269_489), flips=st.lists(st.integers(0, 269_488), max_size=4))
 def test_mutated_expertqa_slice_only_raises_format_error(cut, flips):
     data = bytearray(EXPERTQA_SLICE.read_bytes())

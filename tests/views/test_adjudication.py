@@ -12,7 +12,7 @@ from audit import services
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, WRONG_CITATION
 from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag, Severity
 from audit.services import EvidenceRef, SheetData
-from tests.factories import UserFactory
+from tests.factories import UserFactory, claim_at, evidence_ref, submit_sheet
 
 pytestmark = pytest.mark.django_db
 
@@ -21,52 +21,31 @@ PART_TIME = "Part-time employees receive the same entitlement pro rata to their 
 HOSTILE = "<script>alert('x')</script>"
 
 
-@pytest.fixture
-def opened(handmade, reviewer_a, reviewer_b, lead):
-    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    return handmade
-
-
-def _claim(answer_id: str, order: int) -> Claim:
-    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
-
-
-def _ref(claim: Claim, position: int, text: str) -> EvidenceRef:
-    source = claim.answer.passages.get(position=position).text
-    start = source.index(text)
-    return EvidenceRef(passage=position, start=start, end=start + len(text))
-
-
 def _key(ref: EvidenceRef) -> str:
     return f"{ref.passage}:{ref.start}:{ref.end}"
-
-
-def _submit(user, claim: Claim, judgment: str, *evidence: EvidenceRef, seconds: int = 0, **data):
-    sheet = services.sheet_for(claim=claim, reviewer=user)
-    AuditSheet.objects.filter(pk=sheet.pk).update(active_seconds=seconds)
-    sheet.refresh_from_db()
-    return services.sheet_submit(
-        sheet=sheet,
-        user=user,
-        version=sheet.version,
-        data=SheetData(judgment=judgment, evidence=evidence, **data),
-    )
 
 
 @pytest.fixture
 def round_(opened, reviewer_a, reviewer_b):
     """Four finished claims of hm-1-a, one of each kind, plus an unfinished one."""
-    c0, c1, c2, c3 = (_claim("hm-1-a", n) for n in range(4))
-    full, part = _ref(c0, 1, FULL_TIME), _ref(c1, 1, PART_TIME)
-    _submit(reviewer_a, c0, SUPPORTED, full, seconds=40)
-    _submit(reviewer_b, c0, CONTRADICTED, seconds=1, notes=HOSTILE)
-    _submit(reviewer_a, c1, SUPPORTED, part, seconds=12)
-    _submit(reviewer_b, c1, PARTIAL, part, _ref(c1, 1, FULL_TIME), seconds=30)
-    _submit(reviewer_a, c2, NOT_SUPPORTED, seconds=5)
-    _submit(reviewer_b, c2, NOT_SUPPORTED, seconds=7)  # identical: unanimous gold
-    _submit(reviewer_a, c3, PARTIAL, _ref(c3, 1, FULL_TIME), seconds=9)
-    _submit(reviewer_b, c3, PARTIAL, _ref(c3, 1, FULL_TIME), _ref(c3, 1, PART_TIME), seconds=9)
-    _submit(reviewer_a, _claim("hm-2-a", 0), NOT_SUPPORTED)  # B has not submitted
+    c0, c1, c2, c3 = (claim_at("hm-1-a", n) for n in range(4))
+    full, part = evidence_ref(c0, 1, FULL_TIME), evidence_ref(c1, 1, PART_TIME)
+    submit_sheet(reviewer_a, c0, SUPPORTED, full, seconds=40)
+    submit_sheet(reviewer_b, c0, CONTRADICTED, seconds=1, notes=HOSTILE)
+    submit_sheet(reviewer_a, c1, SUPPORTED, part, seconds=12)
+    submit_sheet(reviewer_b, c1, PARTIAL, part, evidence_ref(c1, 1, FULL_TIME), seconds=30)
+    submit_sheet(reviewer_a, c2, NOT_SUPPORTED, seconds=5)
+    submit_sheet(reviewer_b, c2, NOT_SUPPORTED, seconds=7)  # identical: unanimous gold
+    submit_sheet(reviewer_a, c3, PARTIAL, evidence_ref(c3, 1, FULL_TIME), seconds=9)
+    submit_sheet(
+        reviewer_b,
+        c3,
+        PARTIAL,
+        evidence_ref(c3, 1, FULL_TIME),
+        evidence_ref(c3, 1, PART_TIME),
+        seconds=9,
+    )
+    submit_sheet(reviewer_a, claim_at("hm-2-a", 0), NOT_SUPPORTED)  # B has not submitted
     return {"c0": c0, "c1": c1, "c2": c2, "c3": c3}
 
 
@@ -154,7 +133,7 @@ def test_adjudication_page_shows_the_claim_both_sheets_and_marked_evidence(
     client_for, opened, round_, lead
 ):
     claim = round_["c1"]
-    full, part = _ref(claim, 1, FULL_TIME), _ref(claim, 1, PART_TIME)
+    full, part = evidence_ref(claim, 1, FULL_TIME), evidence_ref(claim, 1, PART_TIME)
 
     response = client_for(lead).get(reverse("audit:adjudicate", args=[claim.pk]))
 
@@ -183,11 +162,11 @@ def test_adjudication_page_shows_the_claim_both_sheets_and_marked_evidence(
 def test_gold_starts_with_only_the_evidence_and_assertions_every_sheet_chose(
     client_for, opened, reviewer_a, reviewer_b, lead
 ):
-    claim = _claim("hm-1-a", 0)
-    full = _ref(claim, 1, FULL_TIME)
-    faq = _ref(claim, 2, "Part-time staff: entitlement is calculated pro rata.")
-    _submit(reviewer_a, claim, SUPPORTED, full, unsupported_assertions=("per year",))
-    _submit(
+    claim = claim_at("hm-1-a", 0)
+    full = evidence_ref(claim, 1, FULL_TIME)
+    faq = evidence_ref(claim, 2, "Part-time staff: entitlement is calculated pro rata.")
+    submit_sheet(reviewer_a, claim, SUPPORTED, full, unsupported_assertions=("per year",))
+    submit_sheet(
         reviewer_b,
         claim,
         WRONG_CITATION,
@@ -207,10 +186,10 @@ def test_gold_starts_with_only_the_evidence_and_assertions_every_sheet_chose(
 def test_wrong_citation_gold_refuses_the_evidence_left_in_a_cited_passage(
     client_for, opened, reviewer_a, reviewer_b, lead
 ):
-    claim = _claim("hm-1-a", 0)
-    full = _ref(claim, 1, FULL_TIME)
-    _submit(reviewer_a, claim, SUPPORTED, full)
-    _submit(reviewer_b, claim, WRONG_CITATION, full, wrong_citation_passage=2)
+    claim = claim_at("hm-1-a", 0)
+    full = evidence_ref(claim, 1, FULL_TIME)
+    submit_sheet(reviewer_a, claim, SUPPORTED, full)
+    submit_sheet(reviewer_b, claim, WRONG_CITATION, full, wrong_citation_passage=2)
 
     response = client_for(lead).post(
         reverse("audit:adjudicate-save", args=[claim.pk]),
@@ -268,7 +247,7 @@ def test_take_b_saves_gold_and_opens_the_next_claim(client_for, opened, round_, 
 
 def test_an_edited_version_with_a_flag(client_for, opened, round_, lead):
     c1 = round_["c1"]
-    part = _ref(c1, 1, PART_TIME)
+    part = evidence_ref(c1, 1, PART_TIME)
 
     response = client_for(lead).post(
         reverse("audit:adjudicate-save", args=[c1.pk]),
@@ -485,8 +464,8 @@ def test_queue_and_adjudication_page_queries_do_not_grow_with_the_queue(
     page_url = reverse("audit:adjudicate", args=[round_["c0"].pk])
     before = (count(queue_url), count(page_url))
     for claim in Claim.objects.filter(answer__external_id__in=["hm-3-a", "hm-4-a"]):
-        _submit(reviewer_a, claim, NOT_SUPPORTED)
-        _submit(reviewer_b, claim, CONTRADICTED)
+        submit_sheet(reviewer_a, claim, NOT_SUPPORTED)
+        submit_sheet(reviewer_b, claim, CONTRADICTED)
 
     assert _queue(client, opened).context["table"].paginator.count == 3 + 5
     assert (count(queue_url), count(page_url)) == before
@@ -495,9 +474,9 @@ def test_queue_and_adjudication_page_queries_do_not_grow_with_the_queue(
 def test_the_lead_sees_which_sheet_was_reopened_after_every_sheet_was_in(
     client_for, opened, reviewer_a, reviewer_b, lead
 ):
-    claim = _claim("hm-1-a", 3)
-    _submit(reviewer_a, claim, NOT_SUPPORTED, seconds=30)
-    sheet = _submit(reviewer_b, claim, CONTRADICTED, seconds=30)
+    claim = claim_at("hm-1-a", 3)
+    submit_sheet(reviewer_a, claim, NOT_SUPPORTED, seconds=30)
+    sheet = submit_sheet(reviewer_b, claim, CONTRADICTED, seconds=30)
     sheet = services.sheet_reopen(sheet=sheet, user=reviewer_b)
     services.sheet_submit(
         sheet=sheet, user=reviewer_b, version=sheet.version, data=SheetData(judgment=NOT_SUPPORTED)
@@ -518,9 +497,9 @@ RESIGN = "An employee who wishes to resign must give four weeks' written notice 
 @pytest.fixture
 def four_weeks(opened, reviewer_a, reviewer_b):
     """hm-2-a claim 0 says "4 weeks' notice"; its sources say "four weeks'": 4 is ungrounded."""
-    claim = _claim("hm-2-a", 0)
-    _submit(reviewer_a, claim, SUPPORTED, _ref(claim, 1, RESIGN))
-    _submit(reviewer_b, claim, PARTIAL, _ref(claim, 1, RESIGN))
+    claim = claim_at("hm-2-a", 0)
+    submit_sheet(reviewer_a, claim, SUPPORTED, evidence_ref(claim, 1, RESIGN))
+    submit_sheet(reviewer_b, claim, PARTIAL, evidence_ref(claim, 1, RESIGN))
     return claim
 
 
@@ -542,7 +521,7 @@ def test_an_override_without_a_reason_keeps_the_lead_on_the_page(client_for, fou
         {
             "version": 0,
             "judgment": SUPPORTED,
-            "evidence": [_key(_ref(four_weeks, 1, RESIGN))],
+            "evidence": [_key(evidence_ref(four_weeks, 1, RESIGN))],
             "reason": "other",
             "numbers_overridden": "on",
             "numbers_override_reason": "",
@@ -564,7 +543,7 @@ def test_gold_stores_the_number_override_with_its_reason(client_for, four_weeks,
         {
             "version": 0,
             "judgment": SUPPORTED,
-            "evidence": [_key(_ref(four_weeks, 1, RESIGN))],
+            "evidence": [_key(evidence_ref(four_weeks, 1, RESIGN))],
             "reason": "other",
             "numbers_overridden": "on",
             "numbers_override_reason": "[1] says “four weeks”",

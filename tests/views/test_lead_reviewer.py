@@ -12,7 +12,7 @@ from django.urls import reverse
 from audit import roles, services
 from audit.models import Claim
 from audit.services import EvidenceRef, SheetData
-from tests.factories import UserFactory
+from tests.factories import UserFactory, claim_at
 
 pytestmark = pytest.mark.django_db
 
@@ -38,10 +38,6 @@ def opened(handmade, reviewer_a, reviewer_b, lena, lead):
     return handmade
 
 
-def _claim(order: int) -> Claim:
-    return Claim.objects.get(answer__external_id="hm-1-a", order=order, parent__isnull=True)
-
-
 def _write(user, claim: Claim, *, submit: bool, **data):
     sheet = services.sheet_for(claim=claim, reviewer=user)
     write = services.sheet_submit if submit else services.sheet_save
@@ -51,7 +47,7 @@ def _write(user, claim: Claim, *, submit: bool, **data):
 @pytest.fixture
 def claims(opened, reviewer_a, reviewer_b, lena):
     """blind: A and B submitted, Lena has not; drafted: only A's draft; judged: all three in."""
-    blind, drafted, judged = _claim(0), _claim(1), _claim(2)
+    blind, drafted, judged = claim_at("hm-1-a", 0), claim_at("hm-1-a", 1), claim_at("hm-1-a", 2)
     source = blind.answer.passages.get(position=1).text
     start = source.index(FULL_TIME)
     evidence = (EvidenceRef(passage=1, start=start, end=start + len(FULL_TIME)),)

@@ -8,37 +8,19 @@ from django.urls import reverse
 
 from audit import selectors, services
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED
-from audit.models import Adjudication, AuditSheet, Claim, CriteriaChange
-from audit.services import AtomicPart, EvidenceRef, SheetData
+from audit.models import Adjudication, Claim, CriteriaChange
+from audit.services import AtomicPart
 from tests.conftest import FIXTURES, import_file
+from tests.factories import claim_at, evidence_ref, submit_sheet
 
 pytestmark = pytest.mark.django_db
 
 V3 = "handmade v3"
 
 
-def _claim(answer_id: str, order: int) -> Claim:
-    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
-
-
-def _ref(claim: Claim, position: int, sentence: str) -> EvidenceRef:
-    start = claim.answer.passages.get(position=position).text.index(sentence)
-    return EvidenceRef(passage=position, start=start, end=start + len(sentence))
-
-
-def _submit(user, claim: Claim, judgment: str, *evidence: EvidenceRef, **data) -> AuditSheet:
-    sheet = services.sheet_for(claim=claim, reviewer=user)
-    return services.sheet_submit(
-        sheet=sheet,
-        user=user,
-        version=sheet.version,
-        data=SheetData(judgment=judgment, evidence=evidence, **data),
-    )
-
-
 def _both(reviewers, claim, judgment, *evidence, **data) -> None:
     for user in reviewers:
-        _submit(user, claim, judgment, *evidence, **data)
+        submit_sheet(user, claim, judgment, *evidence, **data)
 
 
 @pytest.fixture
@@ -63,13 +45,13 @@ def judge_third_run(handmade, both, lead) -> dict:
         "Part-time employees receive the same entitlement pro rata to their contracted hours."
     )
     c = {
-        (a, n): _claim(a, n)
+        (a, n): claim_at(a, n)
         for a in ("hm-1-c", "hm-2-c", "hm-3-c")
         for n in range(4)
         if Claim.objects.filter(answer__external_id=a, order=n).exists()
     }
-    _both(both, c["hm-1-c", 0], SUPPORTED, _ref(c["hm-1-c", 0], 1, full_time))
-    _both(both, c["hm-1-c", 1], SUPPORTED, _ref(c["hm-1-c", 1], 1, part_time))
+    _both(both, c["hm-1-c", 0], SUPPORTED, evidence_ref(c["hm-1-c", 0], 1, full_time))
+    _both(both, c["hm-1-c", 1], SUPPORTED, evidence_ref(c["hm-1-c", 1], 1, part_time))
     _both(both, c["hm-1-c", 2], CONTRADICTED)
     _both(both, c["hm-1-c", 3], NOT_SUPPORTED, verification_worthy=False)
     resign = (
@@ -78,12 +60,12 @@ def judge_third_run(handmade, both, lead) -> dict:
     probation = (
         "During the probationary period either party may end employment with 7.5 days' notice."
     )
-    _both(both, c["hm-2-c", 0], SUPPORTED, _ref(c["hm-2-c", 0], 1, resign))
-    _both(both, c["hm-2-c", 1], SUPPORTED, _ref(c["hm-2-c", 1], 2, probation))
+    _both(both, c["hm-2-c", 0], SUPPORTED, evidence_ref(c["hm-2-c", 0], 1, resign))
+    _both(both, c["hm-2-c", 1], SUPPORTED, evidence_ref(c["hm-2-c", 1], 2, probation))
     rate = "Overtime hours are paid at 1.5 times the employee's normal hourly rate."
     approval = "Overtime must be pre-approved."
-    _both(both, c["hm-3-c", 0], SUPPORTED, _ref(c["hm-3-c", 0], 1, rate))
-    _both(both, c["hm-3-c", 1], PARTIAL, _ref(c["hm-3-c", 1], 1, approval))
+    _both(both, c["hm-3-c", 0], SUPPORTED, evidence_ref(c["hm-3-c", 0], 1, rate))
+    _both(both, c["hm-3-c", 1], PARTIAL, evidence_ref(c["hm-3-c", 1], 1, approval))
     assert Adjudication.objects.filter(claim__answer__system=V3).count() == 8
     return {"set": handmade, "claims": c}
 
@@ -187,10 +169,10 @@ def test_provisional_label_comes_from_agreeing_sheets_only(
     services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
     handmade.auto_gold = False
     handmade.save(update_fields=["auto_gold"])
-    agree, differ = _claim("hm-1-b", 0), _claim("hm-1-b", 1)
+    agree, differ = claim_at("hm-1-b", 0), claim_at("hm-1-b", 1)
     _both((reviewer_a, reviewer_b), agree, NOT_SUPPORTED)
-    _submit(reviewer_a, differ, NOT_SUPPORTED)
-    _submit(reviewer_b, differ, CONTRADICTED)
+    submit_sheet(reviewer_a, differ, NOT_SUPPORTED)
+    submit_sheet(reviewer_b, differ, CONTRADICTED)
 
     response = client_for(lead).get(reverse("audit:set-report", args=[handmade.pk]))
 
@@ -266,7 +248,7 @@ def test_criteria_lock_at_first_submitted_sheet_and_later_change_is_flagged(
 ):
     _set_criteria(handmade, lead)
     services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    sheet = _submit(reviewer_a, _claim("hm-1-b", 0), NOT_SUPPORTED)
+    sheet = submit_sheet(reviewer_a, claim_at("hm-1-b", 0), NOT_SUPPORTED)
     client = client_for(lead)
     report_url = reverse("audit:set-report", args=[handmade.pk])
     assert "criteria changed after review started" not in client.get(report_url).text.lower()
@@ -405,11 +387,11 @@ def test_report_honours_and_lists_a_number_override(
 ):
     _set_criteria(handmade, lead, [{"kind": "numbers_grounded", "only_supported": True}])
     services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    claim = _claim("hm-2-a", 0)  # "4 weeks' notice"; the passages say "four weeks'"
+    claim = claim_at("hm-2-a", 0)  # "4 weeks' notice"; the passages say "four weeks'"
     resign = (
         "An employee who wishes to resign must give four weeks' written notice to Human Resources."
     )
-    _both((reviewer_a, reviewer_b), claim, SUPPORTED, _ref(claim, 1, resign))
+    _both((reviewer_a, reviewer_b), claim, SUPPORTED, evidence_ref(claim, 1, resign))
     url = reverse("audit:set-report", args=[handmade.pk])
     before = client_for(lead).get(url).context["overview"].systems[0]
     assert before.decision.results[0].failing_claim_ids == (claim.pk,)
@@ -447,7 +429,7 @@ def test_a_split_claim_counts_as_overridden_once_every_atomic_claim_missing_a_nu
     lead, reviewer_a, reviewer_b, handmade
 ):
     services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    parent = _claim("hm-2-a", 0)
+    parent = claim_at("hm-2-a", 0)
     notice, weeks = services.claim_split(
         claim=parent,
         parts=[
@@ -460,7 +442,7 @@ def test_a_split_claim_counts_as_overridden_once_every_atomic_claim_missing_a_nu
         "An employee who wishes to resign must give four weeks' written notice to Human Resources."
     )
     for atom in (notice, weeks):
-        _both((reviewer_a, reviewer_b), atom, SUPPORTED, _ref(atom, 1, resign))
+        _both((reviewer_a, reviewer_b), atom, SUPPORTED, evidence_ref(atom, 1, resign))
 
     def parent_label():
         labels = selectors.claim_labels(audit_set=handmade, run="system:handmade v1")

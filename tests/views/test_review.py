@@ -19,12 +19,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def opened(handmade, reviewer_a, reviewer_b, lead):
-    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    return handmade
-
-
-@pytest.fixture
 def claim():
     return Claim.objects.get(answer__external_id="hm-1-a", order=0)
 

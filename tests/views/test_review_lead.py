@@ -12,21 +12,11 @@ from audit import services
 from audit.models import Adjudication, Assignment, AuditSheet, Claim
 from audit.services import SheetData
 from audit.services.statuses import claim_statuses_refresh
-from tests.factories import UserFactory
+from tests.factories import UserFactory, claim_at
 
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture
-def opened(handmade, reviewer_a, reviewer_b, lead):
-    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    return handmade
-
-
-def _claim(answer_id: str, order: int) -> Claim:
-    return Claim.objects.get(answer__external_id=answer_id, order=order, parent__isnull=True)
 
 
 def _submit(user, claim: Claim, judgment: str, seconds: int = 0) -> AuditSheet:
@@ -75,12 +65,14 @@ def test_open_form_offers_only_reviewers_and_checks_the_overlap(
 
 
 def test_progress_page_counts_each_reviewer(client_for, opened, lead, reviewer_a, reviewer_b):
-    _submit(reviewer_a, _claim("hm-1-a", 0), "not_supported", seconds=60)
-    _submit(reviewer_a, _claim("hm-1-a", 1), "not_supported", seconds=100)
-    _submit(reviewer_a, _claim("hm-1-a", 2), "not_supported", seconds=110)
-    services.sheet_for(claim=_claim("hm-1-a", 3), reviewer=reviewer_a)
-    _submit(reviewer_b, _claim("hm-1-a", 0), "contradicted", seconds=90)
-    services.guideline_flag_raise(claim=_claim("hm-1-a", 0), user=reviewer_b, comment="Which year?")
+    _submit(reviewer_a, claim_at("hm-1-a", 0), "not_supported", seconds=60)
+    _submit(reviewer_a, claim_at("hm-1-a", 1), "not_supported", seconds=100)
+    _submit(reviewer_a, claim_at("hm-1-a", 2), "not_supported", seconds=110)
+    services.sheet_for(claim=claim_at("hm-1-a", 3), reviewer=reviewer_a)
+    _submit(reviewer_b, claim_at("hm-1-a", 0), "contradicted", seconds=90)
+    services.guideline_flag_raise(
+        claim=claim_at("hm-1-a", 0), user=reviewer_b, comment="Which year?"
+    )
 
     response = client_for(lead).get(reverse("audit:set-progress", args=[opened.pk]))
 
@@ -128,11 +120,11 @@ def test_claims_table_shows_each_review_status(client_for, opened, lead, reviewe
     opened.auto_gold = False
     opened.save(update_fields=["auto_gold"])
     same, differ, half, judged, lone = (
-        _claim("hm-1-a", 0),
-        _claim("hm-1-a", 1),
-        _claim("hm-1-a", 2),
-        _claim("hm-1-a", 3),
-        _claim("hm-2-a", 0),
+        claim_at("hm-1-a", 0),
+        claim_at("hm-1-a", 1),
+        claim_at("hm-1-a", 2),
+        claim_at("hm-1-a", 3),
+        claim_at("hm-2-a", 0),
     )
     for claim, (a, b) in {
         same: ("not_supported", "not_supported"),
@@ -170,16 +162,16 @@ def test_claims_table_rows_render_as_django_tables2_would(
     # markup must be what the library's own cell-by-cell template gives, on every status.
     opened.auto_gold = False
     opened.save(update_fields=["auto_gold"])
-    _submit(reviewer_a, _claim("hm-1-a", 0), "not_supported")
-    _submit(reviewer_b, _claim("hm-1-a", 0), "contradicted")
-    _submit(reviewer_a, _claim("hm-1-a", 1), "not_supported")
+    _submit(reviewer_a, claim_at("hm-1-a", 0), "not_supported")
+    _submit(reviewer_b, claim_at("hm-1-a", 0), "contradicted")
+    _submit(reviewer_a, claim_at("hm-1-a", 1), "not_supported")
     services.claim_split(
-        claim=_claim("hm-1-a", 2),
+        claim=claim_at("hm-1-a", 2),
         parts=[services.AtomicPart("One."), services.AtomicPart("Two.")],
         by=lead,
     )
-    Assignment.objects.filter(claim=_claim("hm-2-a", 0)).delete()
-    claim_statuses_refresh(claim_ids=[_claim("hm-2-a", 0).pk])
+    Assignment.objects.filter(claim=claim_at("hm-2-a", 0)).delete()
+    claim_statuses_refresh(claim_ids=[claim_at("hm-2-a", 0).pk])
     table = client_for(lead).get(reverse("audit:set-claims", args=[opened.pk])).context["table"]
 
     def tbody(template: str) -> str:
@@ -197,7 +189,9 @@ def test_claims_table_rows_render_as_django_tables2_would(
 
 def test_claims_table_filters_by_reviewer_label_and_text(client_for, opened, lead, reviewer_a):
     carol = UserFactory(username="carol", role="reviewer")
-    Assignment.objects.filter(claim=_claim("hm-3-a", 0), reviewer=reviewer_a).update(reviewer=carol)
+    Assignment.objects.filter(claim=claim_at("hm-3-a", 0), reviewer=reviewer_a).update(
+        reviewer=carol
+    )
     # Moved directly, past the services that keep each reviewer's tally.
     services.reviewer_tallies_refresh(audit_set_id=opened.pk)
     url = reverse("audit:set-claims", args=[opened.pk])
@@ -207,12 +201,12 @@ def test_claims_table_filters_by_reviewer_label_and_text(client_for, opened, lea
     by_label = client.get(url, {"label": "likely"}).context["table"]
     by_text = client.get(url, {"text": "overtime"}).context["table"]
 
-    assert [r.record.pk for r in by_reviewer.rows] == [_claim("hm-3-a", 0).pk]
+    assert [r.record.pk for r in by_reviewer.rows] == [claim_at("hm-3-a", 0).pk]
     assert sorted(r.record.pk for r in by_label.rows) == [
-        _claim("hm-3-a", 1).pk,
-        _claim("hm-4-a", 1).pk,
+        claim_at("hm-3-a", 1).pk,
+        claim_at("hm-4-a", 1).pk,
     ]
-    assert [r.record.pk for r in by_text.rows] == [_claim("hm-3-a", 0).pk]
+    assert [r.record.pk for r in by_text.rows] == [claim_at("hm-3-a", 0).pk]
 
 
 def test_claims_table_htmx_request_gets_only_the_table(client_for, opened, lead):
@@ -230,7 +224,7 @@ def test_claims_table_never_loads_answer_or_passage_text(client_for, opened, lea
     with CaptureQueriesContext(connection) as few:
         client.get(url, {"status": "in_review"})
     services.claim_split(
-        claim=_claim("hm-1-a", 0),
+        claim=claim_at("hm-1-a", 0),
         parts=[services.AtomicPart("a"), services.AtomicPart("b")],
         by=lead,
     )
@@ -246,7 +240,7 @@ def test_claims_table_never_loads_answer_or_passage_text(client_for, opened, lea
 
 def test_reviewer_replace_form_moves_open_claims(client_for, opened, lead, reviewer_a):
     carol = UserFactory(username="carol", role="reviewer")
-    _submit(reviewer_a, _claim("hm-1-a", 0), "not_supported")
+    _submit(reviewer_a, claim_at("hm-1-a", 0), "not_supported")
 
     response = client_for(lead).post(
         reverse("audit:reviewer-replace", args=[opened.pk]),
