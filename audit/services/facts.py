@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from django.apps import apps as global_apps
 from django.db import transaction
 
-from audit import agreement, display
+from audit import agreement, judgments
 
 # Keeps `pk IN (...)` lists far below every database's parameter limit.
 CHUNK = 2000
@@ -83,7 +83,7 @@ def _write_chunk(ids: list[int], get_model: GetModel) -> int:
     if not sheets:
         return 0
     shown = {
-        claim_id: display.hint_keys(highlights)
+        claim_id: judgments.hint_keys(highlights)
         for claim_id, highlights in get_model("audit", "ClaimCheck")
         .objects.filter(claim_id__in=list(sheets))
         .values_list("claim_id", "highlights")

@@ -295,17 +295,6 @@ def _positions(claim: Claim) -> list[int]:
     return list(claim.answer.passages.order_by("position").values_list("position", flat=True))
 
 
-def _keys(values) -> set[tuple[int, int, int]]:
-    keys = set()
-    for value in values:
-        try:
-            passage, start, end = (int(part) for part in str(value).split(":"))
-        except ValueError:
-            continue
-        keys.add((passage, start, end))
-    return keys
-
-
 def _values(
     sheets: list[AuditSheet], gold: Adjudication | None, form: AdjudicationForm | None
 ) -> dict:
@@ -315,7 +304,7 @@ def _values(
         data = form.data
         return {
             "judgment": data.get("judgment", ""),
-            "evidence": _keys(data.getlist("evidence")),
+            "evidence": judgments.evidence_spans(data.getlist("evidence")),
             "wrong": data.get("wrong_citation_passage", ""),
             "worthy": bool(data.get("verification_worthy")),
             "assertions": data.get("unsupported_assertions", ""),
@@ -330,7 +319,7 @@ def _values(
     if gold is not None:
         return {
             "judgment": gold.judgment,
-            "evidence": _keys(f"{e['passage']}:{e['start']}:{e['end']}" for e in gold.evidence),
+            "evidence": {(e["passage"], e["start"], e["end"]) for e in gold.evidence},
             "wrong": str(gold.wrong_citation_passage.position)
             if gold.wrong_citation_passage
             else "",
@@ -415,7 +404,7 @@ def _render_adjudication(
         passages,
         cited=cited,
         chosen=chosen,
-        hints=display.hint_keys(check.highlights if check else []),
+        hints=judgments.hint_keys(check.highlights if check else []),
         selected=values["evidence"],
         named=named,
     )
@@ -428,13 +417,13 @@ def _render_adjudication(
     }
     orphans = [
         {
-            "key": f"{p}:{s}:{e}",
+            "key": judgments.evidence_key(p, s, e),
             "passage": p,
             "text": texts.get((p, s, e), f"{s}–{e}"),
             "checked": (p, s, e) in values["evidence"],
         }
         for p, s, e in sorted(values["evidence"] | set(texts))
-        if f"{p}:{s}:{e}" not in matched
+        if judgments.evidence_key(p, s, e) not in matched
     ]
     top_level = list(answer.claims.filter(parent__isnull=True).order_by("order"))
     ctx = {
