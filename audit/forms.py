@@ -74,7 +74,6 @@ class JudgmentForm(forms.Form):
     wrong_citation_passage = forms.TypedChoiceField(
         coerce=int, empty_value=None, required=False, label="Passage that does support it"
     )
-    verification_worthy = forms.BooleanField(required=False, label="Worth verifying")
     unsupported_assertions = forms.CharField(
         required=False,
         max_length=5000,
@@ -88,6 +87,8 @@ class JudgmentForm(forms.Form):
         self.fields["wrong_citation_passage"].choices = [("", "—")] + [
             (n, f"[{n}]") for n in passage_positions
         ]
+        for flag in judgments.FLAGS:
+            self.fields[flag.name] = forms.BooleanField(required=False, label=flag.label)
 
     def judgment_data(self) -> JudgmentData:
         data = self.cleaned_data
@@ -95,9 +96,9 @@ class JudgmentForm(forms.Form):
             judgment=data["judgment"],
             evidence=data["evidence"],
             wrong_citation_passage=data["wrong_citation_passage"],
-            verification_worthy=data["verification_worthy"],
             unsupported_assertions=tuple(data["unsupported_assertions"].splitlines()),
             notes=data.get("notes", ""),
+            **{name: data[name] for name in judgments.FLAG_NAMES},
         )
 
 

@@ -89,15 +89,44 @@ GOLD_SOURCES: tuple[tuple[str, str], ...] = (
 MAX_ASSERTIONS = 50
 MAX_EVIDENCE = 200
 
-# The judgment's own fields, in the order exports and the restore format write them. A sheet
-# adds its notes; a gold record its lead's note, reason and number override.
-FIELDS = (
-    "judgment",
-    "evidence",
-    "wrong_citation_passage",
-    "unsupported_assertions",
-    "verification_worthy",
+
+@dataclass(frozen=True)
+class Flag:
+    """A yes/no field of a judgment: a checkbox on both pages, copied as the user set it."""
+
+    name: str
+    label: str
+    help: str  # the review page's explanation; the lead's page shows the label alone
+    default: bool
+
+
+FLAGS: tuple[Flag, ...] = (
+    Flag("verification_worthy", "Worth verifying", "a reader would want it checked", True),
 )
+FLAG_NAMES: tuple[str, ...] = tuple(flag.name for flag in FLAGS)
+
+# The judgment's own fields, in the order exports and the restore format write them. A sheet
+# adds its notes; a gold record its source, its lead's note, reason and number override.
+FIELDS: tuple[str, ...] = (
+    "judgment",
+    "wrong_citation_passage",
+    "evidence",
+    "unsupported_assertions",
+    *FLAG_NAMES,
+)
+
+
+def flag_inputs(checked: dict[str, bool], *, with_help: bool = True) -> list[dict]:
+    """The flags as a page shows them: name, label, help and whether each is ticked."""
+    return [
+        {
+            "name": flag.name,
+            "label": flag.label,
+            "help": flag.help if with_help else "",
+            "checked": checked.get(flag.name, flag.default),
+        }
+        for flag in FLAGS
+    ]
 
 
 class JudgmentError(Exception):

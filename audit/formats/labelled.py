@@ -59,18 +59,25 @@ class MachineCheck:
 
 
 @dataclass(frozen=True)
-class Sheet:
-    """One reviewer's audit sheet; passages are named by position."""
+class Judged:
+    """A judgment's fields (audit.judgments.FIELDS) as a sheet and a gold record carry them;
+    passages are named by position."""
 
-    reviewer: str
-    status: str
-    answer_statement: str
-    cited_urls: list[str]
     judgment: str
     wrong_citation_passage: int | None
     evidence: list[dict[str, Any]]
     unsupported_assertions: list[str]
     verification_worthy: bool
+
+
+@dataclass(frozen=True)
+class Sheet(Judged):
+    """One reviewer's audit sheet."""
+
+    reviewer: str
+    status: str
+    answer_statement: str
+    cited_urls: list[str]
     notes: str
     active_seconds: int
     version: int
@@ -81,15 +88,10 @@ class Sheet:
 
 
 @dataclass(frozen=True)
-class Gold:
+class Gold(Judged):
     """The adjudication of a claim; from_sheet and sheets name the sheets by their reviewer."""
 
-    judgment: str
     source: str
-    wrong_citation_passage: int | None
-    evidence: list[dict[str, Any]]
-    unsupported_assertions: list[str]
-    verification_worthy: bool
     from_sheet: str | None
     sheets: tuple[str, ...]
     reason: str

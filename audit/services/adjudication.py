@@ -184,11 +184,7 @@ def _from_sheet(take: int, sheets: list[AuditSheet]) -> dict:
     if sheet is None:
         raise ReviewError("That sheet is not one of this claim’s submitted sheets.")
     return {
-        "judgment": sheet.judgment,
-        "wrong_citation_passage": sheet.wrong_citation_passage,
-        "evidence": sheet.evidence,
-        "unsupported_assertions": sheet.unsupported_assertions,
-        "verification_worthy": sheet.verification_worthy,
+        **{name: getattr(sheet, name) for name in judgments.FIELDS},
         "source": Adjudication.Source.SHEET,
         "from_sheet": sheet,
     }
@@ -204,7 +200,7 @@ def _from_data(claim: Claim, data: GoldData) -> dict:
         "wrong_citation_passage": wrong if data.judgment == judgments.WRONG_CITATION else None,
         "evidence": checked_evidence(data.evidence, passages),
         "unsupported_assertions": judgments.checked_assertions(data.unsupported_assertions),
-        "verification_worthy": data.verification_worthy,
+        **{name: getattr(data, name) for name in judgments.FLAG_NAMES},
         "source": Adjudication.Source.EDITED,
         "from_sheet": None,
     }

@@ -447,7 +447,8 @@ def _apply(sheet: AuditSheet, data: SheetData) -> None:
     sheet.judgment = judgment
     sheet.evidence = checked_evidence(data.evidence, passages)
     sheet.wrong_citation_passage = named_passage(data.wrong_citation_passage, passages)
-    sheet.verification_worthy = data.verification_worthy
+    for name in judgments.FLAG_NAMES:
+        setattr(sheet, name, getattr(data, name))
     sheet.unsupported_assertions = judgments.checked_assertions(data.unsupported_assertions)
     sheet.notes = data.notes
 
@@ -520,7 +521,7 @@ def sheet_has_work(sheet: AuditSheet) -> bool:
         or bool(sheet.judgment or sheet.evidence or sheet.unsupported_assertions)
         or bool(sheet.notes.strip())
         or sheet.wrong_citation_passage_id is not None
-        or not sheet.verification_worthy
+        or any(getattr(sheet, flag.name) != flag.default for flag in judgments.FLAGS)
     )
 
 

@@ -225,7 +225,7 @@ def claim_history(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             return "; ".join(value)
         if name == "wrong_citation_passage":
             return f"[{positions[value]}]" if value in positions else "(deleted passage)"
-        if name in ("verification_worthy", "reopened_after_all_in", "numbers_overridden"):
+        if isinstance(value, bool):
             return "yes" if value else "no"
         if name == "reviewer":
             return f"Reviewer {letters[sheet_id]}" if anonymous else _username(value)
@@ -295,6 +295,10 @@ def _positions(claim: Claim) -> list[int]:
     return list(claim.answer.passages.order_by("position").values_list("position", flat=True))
 
 
+def _flags(checked: dict[str, bool]) -> list[dict]:
+    return judgments.flag_inputs(checked, with_help=False)
+
+
 def _values(
     sheets: list[AuditSheet], gold: Adjudication | None, form: AdjudicationForm | None
 ) -> dict:
@@ -306,7 +310,7 @@ def _values(
             "judgment": data.get("judgment", ""),
             "evidence": judgments.evidence_spans(data.getlist("evidence")),
             "wrong": data.get("wrong_citation_passage", ""),
-            "worthy": bool(data.get("verification_worthy")),
+            "flags": _flags({n: bool(data.get(n)) for n in judgments.FLAG_NAMES}),
             "assertions": data.get("unsupported_assertions", ""),
             "reason": data.get("reason", ""),
             "note": data.get("note", ""),
@@ -323,7 +327,7 @@ def _values(
             "wrong": str(gold.wrong_citation_passage.position)
             if gold.wrong_citation_passage
             else "",
-            "worthy": gold.verification_worthy,
+            "flags": _flags({n: getattr(gold, n) for n in judgments.FLAG_NAMES}),
             "assertions": "\n".join(gold.unsupported_assertions),
             "reason": gold.reason,
             "note": gold.note,
@@ -346,7 +350,10 @@ def _values(
         "judgment": said.pop() if len(said) == 1 else "",
         "evidence": set.intersection(*evidence) if evidence else set(),
         "wrong": str(next(iter(wrong))) if len(wrong) == 1 and None not in wrong else "",
-        "worthy": any(s.verification_worthy for s in sheets) if sheets else True,
+        # A flag any reviewer set stays set: unticking it is the lead's call, made visibly.
+        "flags": _flags(
+            {n: any(getattr(s, n) for s in sheets) for n in judgments.FLAG_NAMES} if sheets else {}
+        ),
         "assertions": "\n".join(
             a
             for a in dict.fromkeys(a for s in sheets for a in s.unsupported_assertions)
@@ -397,6 +404,7 @@ def _render_adjudication(
                 "name": "" if anonymous else sheet.reviewer.get_username(),
                 "judgment": judgments.JUDGMENT_LABELS.get(sheet.judgment, "—"),
                 "fast": sheet.active_seconds < selectors.FAST_SECONDS,
+                "flags": _flags({n: getattr(sheet, n) for n in judgments.FLAG_NAMES}),
             }
         )
     named = {s.wrong_citation_passage.position for s in sheets if s.wrong_citation_passage}
