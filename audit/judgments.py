@@ -78,6 +78,15 @@ REASONS: tuple[tuple[str, str], ...] = (
 )
 REASON_CODES: frozenset[str] = frozenset(code for code, _ in REASONS)
 
+# A reviewer's sheet: saved as a draft until submitted.
+SHEET_STATUSES: tuple[tuple[str, str], ...] = (("draft", "Draft"), ("submitted", "Submitted"))
+
+# Who gave an imported label.
+RATER_KINDS: tuple[tuple[str, str], ...] = (
+    ("human", "Imported human labels"),
+    ("automatic", "Automatic judge"),
+)
+
 # Where a gold record came from.
 GOLD_SOURCES: tuple[tuple[str, str], ...] = (
     ("unanimous", "Unanimous"),

@@ -321,9 +321,7 @@ class Rater(models.Model):
     """A named source of labels from outside the review UI: an earlier round's reviewer,
     ExpertQA's experts, or an automatic judge."""
 
-    class Kind(models.TextChoices):
-        HUMAN = "human", "Imported human labels"
-        AUTOMATIC = "automatic", "Automatic judge"
+    Kind = _text_choices("Kind", judgments.RATER_KINDS)
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=10, choices=Kind, default=Kind.HUMAN)
@@ -443,9 +441,7 @@ class JudgmentFields(models.Model):
 class AuditSheet(JudgmentFields):
     """One reviewer's judgment of one claim."""
 
-    class Status(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        SUBMITTED = "submitted", "Submitted"
+    Status = _text_choices("Status", judgments.SHEET_STATUSES)
 
     claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="sheets")
     reviewer = models.ForeignKey(

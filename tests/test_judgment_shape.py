@@ -11,7 +11,7 @@ from django.http import QueryDict
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit import judgments
+from audit import agreement, judgments
 from audit.formats import labelled
 from audit.forms import AdjudicationForm, SheetForm
 from audit.judgments import (
@@ -25,7 +25,7 @@ from audit.judgments import (
     judgment_problems,
     parse_evidence_key,
 )
-from audit.models import Adjudication, AuditSheet, Judgment, JudgmentFields, Severity
+from audit.models import Adjudication, AuditSheet, Judgment, JudgmentFields, Rater, Severity
 from audit.services import ReviewError
 
 
@@ -123,6 +123,11 @@ def test_model_choices_are_built_from_the_vocabularies():
     assert Adjudication.Source.choices == list(judgments.GOLD_SOURCES)
     assert Severity.choices == [(value, label) for _, value, label in judgments.SEVERITIES]
     assert Severity.CONFIRM == 4
+    assert AuditSheet.Status.choices == list(judgments.SHEET_STATUSES)
+    assert Rater.Kind.choices == list(judgments.RATER_KINDS)
+    assert [(s.name, s.value) for s in agreement.Severity] == [
+        (name, value) for name, value, _ in judgments.SEVERITIES[:4]
+    ]
 
 
 def test_sheet_and_gold_share_one_abstract_model_with_the_judgments_fields():

@@ -11,24 +11,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-# The codes of the models' choices (Claim.Location, ClaimCheck.Label, AuditSheet.Status,
-# Adjudication.Source and .Reason, Rater.Kind), repeated here because this module cannot
-# import the models; tests/formats/test_citeaudit.py checks that they agree.
+from audit import judgments
+
+# The codes of the models' choices for claims and checks (Claim.Location, ClaimCheck.Label),
+# repeated here because this module cannot import the models; tests/test_exports.py checks
+# that they agree. The judgment's vocabularies come from audit.judgments, as the models'.
 LOCATIONS = ("split", "exact", "fuzzy", "not_located", "atomic")
 ATOMIC = "atomic"
 CHECK_LABELS = ("verified", "likely", "unknown")
-SHEET_STATUSES = ("draft", "submitted")
+SHEET_STATUSES = tuple(code for code, _ in judgments.SHEET_STATUSES)
 SUBMITTED = "submitted"
-GOLD_SOURCES = ("unanimous", "sheet", "edited")
-GOLD_REASONS = (
-    "",
-    "reviewer_error",
-    "guideline_gap",
-    "ambiguous_source",
-    "both_partly_right",
-    "other",
-)
-RATER_KINDS = ("human", "automatic")
+GOLD_SOURCES = tuple(code for code, _ in judgments.GOLD_SOURCES)
+GOLD_REASONS = tuple(code for code, _ in judgments.REASONS)
+RATER_KINDS = tuple(code for code, _ in judgments.RATER_KINDS)
 
 # What the gold of a claim rests on, as the exports summarise it.
 UNANIMOUS = "unanimous"
