@@ -77,7 +77,10 @@ def _write_chunk(ids: list[int], get_model: GetModel) -> int:
         if (claim_id, reviewer_id) in assigned and claim_id in claims:
             sheets[claim_id].append(
                 agreement.CountedSheet(
-                    order=pk, rater=reviewer_id, judgment=judgment, evidence=_keys(evidence)
+                    order=pk,
+                    rater=reviewer_id,
+                    judgment=judgment,
+                    evidence=judgments.stored_spans(evidence),
                 )
             )
     if not sheets:
@@ -138,7 +141,3 @@ def _write_chunk(ids: list[int], get_model: GetModel) -> int:
     pair_fact.objects.bulk_create(pair_rows, batch_size=CHUNK)
     claim_fact.objects.bulk_create(claim_rows, batch_size=CHUNK)
     return len(sheet_rows)
-
-
-def _keys(evidence: list[dict]) -> frozenset[tuple[int, int, int]]:
-    return frozenset((e["passage"], e["start"], e["end"]) for e in evidence)

@@ -323,7 +323,7 @@ def _values(
     if gold is not None:
         return {
             "judgment": gold.judgment,
-            "evidence": {(e["passage"], e["start"], e["end"]) for e in gold.evidence},
+            "evidence": set(judgments.stored_spans(gold.evidence)),
             "wrong": str(gold.wrong_citation_passage.position)
             if gold.wrong_citation_passage
             else "",
@@ -343,7 +343,7 @@ def _values(
     wrong = {
         s.wrong_citation_passage.position if s.wrong_citation_passage else None for s in sheets
     }
-    evidence = [{(e["passage"], e["start"], e["end"]) for e in s.evidence} for s in sheets]
+    evidence = [set(judgments.stored_spans(s.evidence)) for s in sheets]
     assertions = [set(s.unsupported_assertions) for s in sheets]
     shared_assertions = set.intersection(*assertions) if assertions else set()
     return {
@@ -395,7 +395,7 @@ def _render_adjudication(
     chosen = {}
     for i, sheet in enumerate(sheets):
         letter = sheet_letter(i)
-        chosen[letter] = {(e["passage"], e["start"], e["end"]) for e in sheet.evidence}
+        chosen[letter] = set(judgments.stored_spans(sheet.evidence))
         cards.append(
             {
                 "sheet": sheet,
