@@ -20,7 +20,7 @@ from typing import Literal
 import krippendorff
 import numpy as np
 
-from audit.judgments import CONTRADICTED, JUDGMENTS, SUPPORTED, WRONG_CITATION
+from audit.judgments import CONTRADICTED, JUDGMENTS, SEVERITIES, SUPPORTED, WRONG_CITATION
 
 # The binary collapse published work reports: only a fully supported claim counts as supported.
 BINARY_NOT = "not"
@@ -130,13 +130,11 @@ class MatcherAcceptance:
     novel_share: float | None
 
 
-class Severity(IntEnum):
-    """Adjudication queue order: lower is more severe."""
-
-    CONTRADICTED_VS_SUPPORTED = 0
-    JUDGMENT = 1
-    WRONG_PASSAGE = 2
-    EVIDENCE = 3
+# Adjudication queue order, lower is more severe: the kinds of disagreement among
+# audit.judgments.SEVERITIES (the last, CONFIRM, is agreement).
+Severity = IntEnum(
+    "Severity", [(name, value) for name, value, _ in SEVERITIES if name != "CONFIRM"]
+)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import nh3
 from django.utils.safestring import SafeString, mark_safe
 
 from audit import claims as claim_parsing
-from audit import matching
+from audit import judgments, matching
 from audit.models import Answer, Claim, ClaimCheck, Passage
 from audit.segments import segment
 
@@ -152,22 +152,6 @@ def match_score(check: ClaimCheck | None, claim: Claim) -> MatchScore | None:
     return MatchScore(percent=percent, label=check.get_label_display(), why=why)
 
 
-# The matcher's best sentence is marked as a hint, and runners-up only when nearly as good:
-# a page full of marks would read as an answer key.
-MACHINE_HINTS = 3
-NEAR_BEST = 0.75
-
-
-def machine_hints(highlights: list[dict]) -> list[dict]:
-    """The stored highlights the review page marks for reviewers, best first."""
-    top = highlights[:MACHINE_HINTS]
-    return [h for h in top if h["score"] > 0 and h["score"] >= NEAR_BEST * top[0]["score"]]
-
-
-def hint_keys(highlights: list[dict]) -> frozenset[tuple[int, int, int]]:
-    return frozenset((h["passage"], h["start"], h["end"]) for h in machine_hints(highlights))
-
-
 @dataclass
 class MarkedSentence:
     """A passage sentence on the adjudication page: who chose it, and whether gold has it."""
@@ -208,7 +192,7 @@ def marked_passages(
             key = (position, s.start, s.end)
             sentences.append(
                 MarkedSentence(
-                    key=f"{position}:{s.start}:{s.end}",
+                    key=judgments.evidence_key(position, s.start, s.end),
                     text=s.text,
                     gap=s.gap,
                     chosen_by=[letter for letter, keys in chosen.items() if key in keys],

@@ -9,9 +9,9 @@ from django.contrib.auth import get_user_model
 
 from audit import claims as claim_parsing
 from audit import judgments, selectors
+from audit.judgments import EvidenceRef, JudgmentData
 from audit.models import Adjudication, AuditSet
-from audit.services.adjudication import GoldData
-from audit.services.review import AtomicPart, EvidenceRef, SheetData
+from audit.services.review import AtomicPart
 
 FORMATS = ("native", "alce", "ragas", "expertqa", "citeaudit")
 
@@ -58,20 +58,15 @@ class EvidenceField(forms.Field):
     widget = forms.MultipleHiddenInput
 
     def to_python(self, value) -> tuple[EvidenceRef, ...]:
-        refs = []
-        for item in value or ():
-            try:
-                passage, start, end = (int(part) for part in str(item).split(":"))
-            except ValueError:
-                raise forms.ValidationError(f"Not an evidence span: {item!r}.") from None
-            refs.append(EvidenceRef(passage=passage, start=start, end=end))
-        return tuple(refs)
+        try:
+            return tuple(judgments.parse_evidence_key(item) for item in value or ())
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
 
 
-class SheetForm(forms.Form):
-    """What the review page posts, on every autosave and on submit."""
+class JudgmentForm(forms.Form):
+    """The judgment's fields, as the review page and the adjudication page post them."""
 
-    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     judgment = forms.ChoiceField(
         choices=[("", "—"), *judgments.JUDGMENTS], required=False, widget=forms.RadioSelect
     )
@@ -79,7 +74,6 @@ class SheetForm(forms.Form):
     wrong_citation_passage = forms.TypedChoiceField(
         coerce=int, empty_value=None, required=False, label="Passage that does support it"
     )
-    verification_worthy = forms.BooleanField(required=False, label="Worth verifying")
     unsupported_assertions = forms.CharField(
         required=False,
         max_length=5000,
@@ -87,6 +81,31 @@ class SheetForm(forms.Form):
         label="Unsupported assertions",
         help_text="One per line: words of the claim that no evidence supports.",
     )
+
+    def __init__(self, *args, passage_positions: list[int] = (), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["wrong_citation_passage"].choices = [("", "—")] + [
+            (n, f"[{n}]") for n in passage_positions
+        ]
+        for flag in judgments.FLAGS:
+            self.fields[flag.name] = forms.BooleanField(required=False, label=flag.label)
+
+    def judgment_data(self) -> JudgmentData:
+        data = self.cleaned_data
+        return JudgmentData(
+            judgment=data["judgment"],
+            evidence=data["evidence"],
+            wrong_citation_passage=data["wrong_citation_passage"],
+            unsupported_assertions=tuple(data["unsupported_assertions"].splitlines()),
+            notes=data.get("notes", ""),
+            **{name: data[name] for name in judgments.FLAG_NAMES},
+        )
+
+
+class SheetForm(JudgmentForm):
+    """What the review page posts, on every autosave and on submit."""
+
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     notes = forms.CharField(
         required=False, max_length=10000, widget=forms.Textarea(attrs={"rows": 3})
     )
@@ -94,22 +113,8 @@ class SheetForm(forms.Form):
         required=False, min_value=0, max_value=24 * 3600, widget=forms.HiddenInput
     )
 
-    def __init__(self, *args, passage_positions: list[int] = (), **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["wrong_citation_passage"].choices = [("", "—")] + [
-            (n, f"[{n}]") for n in passage_positions
-        ]
-
-    def sheet_data(self) -> SheetData:
-        data = self.cleaned_data
-        return SheetData(
-            judgment=data["judgment"],
-            evidence=data["evidence"],
-            wrong_citation_passage=data["wrong_citation_passage"],
-            verification_worthy=data["verification_worthy"],
-            unsupported_assertions=tuple(data["unsupported_assertions"].splitlines()),
-            notes=data["notes"],
-        )
+    def sheet_data(self) -> JudgmentData:
+        return self.judgment_data()
 
 
 class FlagForm(forms.Form):
@@ -203,22 +208,11 @@ class AdjudicationSettingsForm(forms.ModelForm):
         }
 
 
-class AdjudicationForm(forms.Form):
+class AdjudicationForm(JudgmentForm):
     """What the adjudication page posts: take one sheet whole, or save the merged version."""
 
     version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
     take = forms.IntegerField(required=False, widget=forms.HiddenInput)
-    judgment = forms.ChoiceField(
-        choices=[("", "—"), *judgments.JUDGMENTS], required=False, widget=forms.RadioSelect
-    )
-    evidence = EvidenceField(required=False)
-    wrong_citation_passage = forms.TypedChoiceField(
-        coerce=int, empty_value=None, required=False, label="Passage that does support it"
-    )
-    verification_worthy = forms.BooleanField(required=False, label="Worth verifying")
-    unsupported_assertions = forms.CharField(
-        required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 2})
-    )
     reason = forms.ChoiceField(choices=Adjudication.Reason.choices, required=False)
     note = forms.CharField(required=False, max_length=10000, widget=forms.Textarea)
     flag = forms.BooleanField(required=False, label="Flag for guideline update")
@@ -227,12 +221,6 @@ class AdjudicationForm(forms.Form):
     numbers_override_reason = forms.CharField(
         required=False, max_length=2000, widget=forms.Textarea, label="Why the numbers hold"
     )
-
-    def __init__(self, *args, passage_positions: list[int] = (), **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["wrong_citation_passage"].choices = [("", "—")] + [
-            (n, f"[{n}]") for n in passage_positions
-        ]
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -250,15 +238,8 @@ class AdjudicationForm(forms.Form):
             cleaned["flag_comment"] = ""
         return cleaned
 
-    def gold_data(self) -> GoldData:
-        data = self.cleaned_data
-        return GoldData(
-            judgment=data["judgment"],
-            evidence=data["evidence"],
-            wrong_citation_passage=data["wrong_citation_passage"],
-            verification_worthy=data["verification_worthy"],
-            unsupported_assertions=tuple(data["unsupported_assertions"].splitlines()),
-        )
+    def gold_data(self) -> JudgmentData:
+        return self.judgment_data()
 
 
 class DashboardFilterForm(forms.Form):

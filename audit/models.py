@@ -13,28 +13,18 @@ from simple_history.models import HistoricalRecords
 from audit import judgments
 
 
-class Judgment(models.TextChoices):
-    SUPPORTED = judgments.SUPPORTED, "Supported"
-    PARTIAL = judgments.PARTIAL, "Partially supported"
-    NOT_SUPPORTED = judgments.NOT_SUPPORTED, "Not supported"
-    CONTRADICTED = judgments.CONTRADICTED, "Contradicted"
-    WRONG_CITATION = judgments.WRONG_CITATION, "Wrong citation"
-    INACCESSIBLE = judgments.INACCESSIBLE, "Source inaccessible"
-    UNCLEAR = judgments.UNCLEAR, "Unclear"
+def _text_choices(name: str, vocabulary: tuple[tuple[str, str], ...]) -> type[models.TextChoices]:
+    """Model choices from one of audit.judgments' (code, label) vocabularies, so a code or a
+    label changes in one place; members are named after their codes ("" is NONE)."""
+    members = [((code or "none").upper(), (code, label)) for code, label in vocabulary]
+    return models.TextChoices(name, members)
 
 
-class Severity(models.IntegerChoices):
-    """Why a claim whose sheets are all in waits for a lead; lower comes first in the queue.
-
-    The first four mirror audit.agreement.Severity; CONFIRM is a claim the reviewers agree on
-    without being identical (or any claim, when the set makes no gold by itself).
-    """
-
-    CONTRADICTED_VS_SUPPORTED = 0, "Contradicted vs supported"
-    JUDGMENT = 1, "Judgments differ"
-    WRONG_PASSAGE = 2, "Wrong-citation passage differs"
-    EVIDENCE = 3, "Evidence differs"
-    CONFIRM = 4, "Agree: confirm"
+Judgment = _text_choices("Judgment", judgments.JUDGMENTS)
+# Why a claim whose sheets are all in waits for a lead; lower comes first in the queue.
+Severity = models.IntegerChoices(
+    "Severity", [(name, (value, label)) for name, value, label in judgments.SEVERITIES]
+)
 
 
 class ReviewStatus(models.TextChoices):
@@ -331,9 +321,7 @@ class Rater(models.Model):
     """A named source of labels from outside the review UI: an earlier round's reviewer,
     ExpertQA's experts, or an automatic judge."""
 
-    class Kind(models.TextChoices):
-        HUMAN = "human", "Imported human labels"
-        AUTOMATIC = "automatic", "Automatic judge"
+    Kind = _text_choices("Kind", judgments.RATER_KINDS)
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=10, choices=Kind, default=Kind.HUMAN)
@@ -433,12 +421,27 @@ class GuidelineFlag(models.Model):
         return f"{self.raised_by} on claim {self.claim_id}"
 
 
-class AuditSheet(models.Model):
+class JudgmentFields(models.Model):
+    """The fields of a judgment (audit.judgments.FIELDS) that a reviewer's sheet and a lead's
+    gold record share; each adds its own around them."""
+
+    judgment = models.CharField(max_length=30, choices=Judgment, blank=True)
+    wrong_citation_passage = models.ForeignKey(
+        Passage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # [{"passage": position, "start": int, "end": int, "text": str}], in key order
+    evidence = models.JSONField(default=list, blank=True)
+    unsupported_assertions = models.JSONField(default=list, blank=True)
+    verification_worthy = models.BooleanField(default=True)
+
+    class Meta:
+        abstract = True
+
+
+class AuditSheet(JudgmentFields):
     """One reviewer's judgment of one claim."""
 
-    class Status(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        SUBMITTED = "submitted", "Submitted"
+    Status = _text_choices("Status", judgments.SHEET_STATUSES)
 
     claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="sheets")
     reviewer = models.ForeignKey(
@@ -447,14 +450,6 @@ class AuditSheet(models.Model):
     # Snapshot of the claim as the reviewer saw it, so a re-import cannot change its meaning.
     answer_statement = models.TextField()
     cited_urls = models.JSONField(default=list, blank=True)
-    judgment = models.CharField(max_length=30, choices=Judgment, blank=True)
-    wrong_citation_passage = models.ForeignKey(
-        Passage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    # [{"passage": position, "start": int, "end": int, "text": str}]
-    evidence = models.JSONField(default=list, blank=True)
-    unsupported_assertions = models.JSONField(default=list, blank=True)
-    verification_worthy = models.BooleanField(default=True)
     notes = models.TextField(blank=True)
     status = models.CharField(max_length=10, choices=Status, default=Status.DRAFT)
     active_seconds = models.PositiveIntegerField(default=0)
@@ -488,30 +483,15 @@ class AuditSheet(models.Model):
         return f"{self.reviewer} on claim {self.claim_id}: {self.judgment or '—'}"
 
 
-class Adjudication(models.Model):
+class Adjudication(JudgmentFields):
     """The gold record for a claim, kept apart from both sheets."""
 
-    class Source(models.TextChoices):
-        UNANIMOUS = "unanimous", "Unanimous"
-        SHEET = "sheet", "Taken from a sheet"
-        EDITED = "edited", "Edited by the lead"
-
-    class Reason(models.TextChoices):
-        NONE = "", "—"
-        REVIEWER_ERROR = "reviewer_error", "Reviewer error"
-        GUIDELINE_GAP = "guideline_gap", "Guideline gap"
-        AMBIGUOUS_SOURCE = "ambiguous_source", "Ambiguous source"
-        BOTH_PARTLY_RIGHT = "both_partly_right", "Both partly right"
-        OTHER = "other", "Other"
+    Source = _text_choices("Source", judgments.GOLD_SOURCES)
+    Reason = _text_choices("Reason", judgments.REASONS)
 
     claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="adjudication")
+    # Gold always has a judgment; a sheet may not have one yet.
     judgment = models.CharField(max_length=30, choices=Judgment)
-    wrong_citation_passage = models.ForeignKey(
-        Passage, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    evidence = models.JSONField(default=list, blank=True)
-    unsupported_assertions = models.JSONField(default=list, blank=True)
-    verification_worthy = models.BooleanField(default=True)
     source = models.CharField(max_length=10, choices=Source)
     from_sheet = models.ForeignKey(
         AuditSheet, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -13,7 +13,7 @@ from collections import defaultdict
 import pytest
 from django.core.management import call_command
 
-from audit import agreement, dashboard, display, matching, services
+from audit import agreement, dashboard, judgments, matching, services
 from audit.agreement import Rating
 from audit.judgments import (
     CONTRADICTED,
@@ -69,7 +69,7 @@ def _from_scratch(audit_set: AuditSet, system: str, pair: tuple[int, int] | None
     for s in counted:
         first_two[s.claim_id].append(s.reviewer.username)
     hints = {
-        claim_id: display.hint_keys(highlights)
+        claim_id: judgments.hint_keys(highlights)
         for claim_id, highlights in ClaimCheck.objects.filter(
             claim_id__in={s.claim_id for s in counted}
         ).values_list("claim_id", "highlights")

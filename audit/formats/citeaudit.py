@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from audit import judgments
 from audit.formats import labelled
 from audit.formats.reading import (
     JsonFile,
@@ -85,11 +86,7 @@ _SHEET_FIELDS = (
     "status",
     "answer_statement",
     "cited_urls",
-    "judgment",
-    "wrong_citation_passage",
-    "evidence",
-    "unsupported_assertions",
-    "verification_worthy",
+    *judgments.FIELDS,
     "notes",
     "active_seconds",
     "version",
@@ -97,14 +94,12 @@ _SHEET_FIELDS = (
     "updated_at",
     "submitted_at",
 )
+# As written: gold's source right after its judgment.
 _GOLD_FIELDS = (
     "db_id",
     "judgment",
     "source",
-    "wrong_citation_passage",
-    "evidence",
-    "unsupported_assertions",
-    "verification_worthy",
+    *(name for name in judgments.FIELDS if name != "judgment"),
     "from_sheet",
     "sheets",
     "reason",
@@ -409,11 +404,7 @@ def _sheet(value: Any, prefix: str, where: Where, n_passages: int) -> labelled.S
         status=_choice(obj, "status", labelled.SHEET_STATUSES, where, prefix),
         answer_statement=_text(obj, "answer_statement", where, prefix, allow_empty=True),
         cited_urls=list(_texts(obj, "cited_urls", where, prefix)),
-        judgment=_judgment(obj, where, prefix, allow_empty=True),
-        wrong_citation_passage=_wrong_citation(obj, where, prefix, n_passages),
-        evidence=_evidence(obj, where, prefix, n_passages),
-        unsupported_assertions=list(_texts(obj, "unsupported_assertions", where, prefix)),
-        verification_worthy=_bool(obj, "verification_worthy", where, prefix),
+        **_judged(obj, where, prefix, n_passages, allow_empty=True),
         notes=_text(obj, "notes", where, prefix, allow_empty=True),
         active_seconds=_int(obj, "active_seconds", where, prefix),
         version=_int(obj, "version", where, prefix, minimum=1),
@@ -422,6 +413,19 @@ def _sheet(value: Any, prefix: str, where: Where, n_passages: int) -> labelled.S
         submitted_at=_optional_datetime(obj, "submitted_at", where, prefix),
         db_id=_db_id(obj, where, prefix),
     )
+
+
+def _judged(
+    obj: dict[str, Any], where: Where, prefix: str, n_passages: int, *, allow_empty: bool
+) -> dict[str, Any]:
+    """A sheet's or a gold record's judgment fields (audit.judgments.FIELDS), read in order."""
+    return {
+        "judgment": _judgment(obj, where, prefix, allow_empty=allow_empty),
+        "wrong_citation_passage": _wrong_citation(obj, where, prefix, n_passages),
+        "evidence": _evidence(obj, where, prefix, n_passages),
+        "unsupported_assertions": list(_texts(obj, "unsupported_assertions", where, prefix)),
+        **{name: _bool(obj, name, where, prefix) for name in judgments.FLAG_NAMES},
+    }
 
 
 def _gold(
@@ -455,12 +459,8 @@ def _gold(
             )
     _refuse_repeats(list(sheets), "gold.sheets", "", where)
     return labelled.Gold(
-        judgment=_judgment(gold, where, prefix, allow_empty=False),
+        **_judged(gold, where, prefix, n_passages, allow_empty=False),
         source=source,
-        wrong_citation_passage=_wrong_citation(gold, where, prefix, n_passages),
-        evidence=_evidence(gold, where, prefix, n_passages),
-        unsupported_assertions=list(_texts(gold, "unsupported_assertions", where, prefix)),
-        verification_worthy=_bool(gold, "verification_worthy", where, prefix),
         from_sheet=from_sheet,
         sheets=sheets,
         reason=_choice(gold, "reason", labelled.GOLD_REASONS, where, prefix),

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from audit import judgments
 from audit.formats import labelled
 from audit.formats.citeaudit import VERSION
 
@@ -130,6 +131,11 @@ def _claim_json(claim: labelled.Claim | None) -> dict[str, Any]:
     }
 
 
+def _judged_json(record: labelled.Judged) -> dict[str, Any]:
+    """The judgment's fields after the judgment itself, which each record writes first."""
+    return {name: getattr(record, name) for name in judgments.FIELDS if name != "judgment"}
+
+
 def _sheet_json(sheet: labelled.Sheet) -> dict[str, Any]:
     return {
         "db_id": sheet.db_id,
@@ -138,10 +144,7 @@ def _sheet_json(sheet: labelled.Sheet) -> dict[str, Any]:
         "answer_statement": sheet.answer_statement,
         "cited_urls": sheet.cited_urls,
         "judgment": sheet.judgment,
-        "wrong_citation_passage": sheet.wrong_citation_passage,
-        "evidence": sheet.evidence,
-        "unsupported_assertions": sheet.unsupported_assertions,
-        "verification_worthy": sheet.verification_worthy,
+        **_judged_json(sheet),
         "notes": sheet.notes,
         "active_seconds": sheet.active_seconds,
         "version": sheet.version,
@@ -156,10 +159,7 @@ def _gold_json(gold: labelled.Gold) -> dict[str, Any]:
         "db_id": gold.db_id,
         "judgment": gold.judgment,
         "source": gold.source,
-        "wrong_citation_passage": gold.wrong_citation_passage,
-        "evidence": gold.evidence,
-        "unsupported_assertions": gold.unsupported_assertions,
-        "verification_worthy": gold.verification_worthy,
+        **_judged_json(gold),
         "from_sheet": gold.from_sheet,
         "sheets": list(gold.sheets),
         "reason": gold.reason,

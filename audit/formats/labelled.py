@@ -11,24 +11,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-# The codes of the models' choices (Claim.Location, ClaimCheck.Label, AuditSheet.Status,
-# Adjudication.Source and .Reason, Rater.Kind), repeated here because this module cannot
-# import the models; tests/formats/test_citeaudit.py checks that they agree.
+from audit import judgments
+
+# The codes of the models' choices for claims and checks (Claim.Location, ClaimCheck.Label),
+# repeated here because this module cannot import the models; tests/test_exports.py checks
+# that they agree. The judgment's vocabularies come from audit.judgments, as the models'.
 LOCATIONS = ("split", "exact", "fuzzy", "not_located", "atomic")
 ATOMIC = "atomic"
 CHECK_LABELS = ("verified", "likely", "unknown")
-SHEET_STATUSES = ("draft", "submitted")
+SHEET_STATUSES = tuple(code for code, _ in judgments.SHEET_STATUSES)
 SUBMITTED = "submitted"
-GOLD_SOURCES = ("unanimous", "sheet", "edited")
-GOLD_REASONS = (
-    "",
-    "reviewer_error",
-    "guideline_gap",
-    "ambiguous_source",
-    "both_partly_right",
-    "other",
-)
-RATER_KINDS = ("human", "automatic")
+GOLD_SOURCES = tuple(code for code, _ in judgments.GOLD_SOURCES)
+GOLD_REASONS = tuple(code for code, _ in judgments.REASONS)
+RATER_KINDS = tuple(code for code, _ in judgments.RATER_KINDS)
 
 # What the gold of a claim rests on, as the exports summarise it.
 UNANIMOUS = "unanimous"
@@ -59,18 +54,25 @@ class MachineCheck:
 
 
 @dataclass(frozen=True)
-class Sheet:
-    """One reviewer's audit sheet; passages are named by position."""
+class Judged:
+    """A judgment's fields (audit.judgments.FIELDS) as a sheet and a gold record carry them;
+    passages are named by position."""
 
-    reviewer: str
-    status: str
-    answer_statement: str
-    cited_urls: list[str]
     judgment: str
     wrong_citation_passage: int | None
     evidence: list[dict[str, Any]]
     unsupported_assertions: list[str]
     verification_worthy: bool
+
+
+@dataclass(frozen=True)
+class Sheet(Judged):
+    """One reviewer's audit sheet."""
+
+    reviewer: str
+    status: str
+    answer_statement: str
+    cited_urls: list[str]
     notes: str
     active_seconds: int
     version: int
@@ -81,15 +83,10 @@ class Sheet:
 
 
 @dataclass(frozen=True)
-class Gold:
+class Gold(Judged):
     """The adjudication of a claim; from_sheet and sheets name the sheets by their reviewer."""
 
-    judgment: str
     source: str
-    wrong_citation_passage: int | None
-    evidence: list[dict[str, Any]]
-    unsupported_assertions: list[str]
-    verification_worthy: bool
     from_sheet: str | None
     sheets: tuple[str, ...]
     reason: str

@@ -3,23 +3,21 @@ reviewer's sheet taken whole, or a merged version), refused when another lead sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
 from audit import judgments, selectors
+from audit.judgments import JudgmentData
 from audit.models import Adjudication, AuditSet, AuditSheet, Claim, GuidelineFlag, Passage, Severity
 from audit.roles import is_lead
 from audit.services.disagreements import CompareSummary, set_compare
 from audit.services.review import (
-    MAX_ASSERTIONS,
-    EvidenceRef,
     ReviewError,
     SheetIncomplete,
     checked_evidence,
     judgment_problems,
+    named_passage,
 )
 from audit.services.statuses import claim_statuses_refresh
 
@@ -39,15 +37,9 @@ class StaleAdjudication(ReviewError):
         self.current = current
 
 
-@dataclass(frozen=True)
-class GoldData:
-    """A merged gold version, as the lead edits it."""
-
-    judgment: str = ""
-    evidence: tuple[EvidenceRef, ...] = ()
-    wrong_citation_passage: int | None = None  # a passage position in the claim's answer
-    verification_worthy: bool = True
-    unsupported_assertions: tuple[str, ...] = ()
+# A merged gold version, as the lead edits it; its notes are unused (the lead's note is
+# saved with the reason code).
+GoldData = JudgmentData
 
 
 def adjudication_settings_update(
@@ -192,35 +184,23 @@ def _from_sheet(take: int, sheets: list[AuditSheet]) -> dict:
     if sheet is None:
         raise ReviewError("That sheet is not one of this claim’s submitted sheets.")
     return {
-        "judgment": sheet.judgment,
-        "wrong_citation_passage": sheet.wrong_citation_passage,
-        "evidence": sheet.evidence,
-        "unsupported_assertions": sheet.unsupported_assertions,
-        "verification_worthy": sheet.verification_worthy,
+        **{name: getattr(sheet, name) for name in judgments.FIELDS},
         "source": Adjudication.Source.SHEET,
         "from_sheet": sheet,
     }
 
 
 def _from_data(claim: Claim, data: GoldData) -> dict:
-    if data.judgment and data.judgment not in judgments.JUDGMENT_CODES:
-        raise ReviewError(f"Unknown judgment “{data.judgment}”.")
+    judgment = judgments.checked_judgment(data.judgment)
     passages = {p.position: p for p in Passage.objects.filter(answer_id=claim.answer_id)}
-    wrong = None
-    if data.wrong_citation_passage is not None:
-        wrong = passages.get(data.wrong_citation_passage)
-        if wrong is None:
-            raise ReviewError(f"The answer has no passage [{data.wrong_citation_passage}].")
-    assertions = [a.strip() for a in data.unsupported_assertions if a.strip()]
-    if len(assertions) > MAX_ASSERTIONS:
-        raise ReviewError(f"At most {MAX_ASSERTIONS} unsupported assertions.")
+    wrong = named_passage(data.wrong_citation_passage, passages)
     return {
-        "judgment": data.judgment,
+        "judgment": judgment,
         # Only a wrong citation names a passage; a leftover choice would read as a finding.
         "wrong_citation_passage": wrong if data.judgment == judgments.WRONG_CITATION else None,
         "evidence": checked_evidence(data.evidence, passages),
-        "unsupported_assertions": list(dict.fromkeys(assertions)),
-        "verification_worthy": data.verification_worthy,
+        "unsupported_assertions": judgments.checked_assertions(data.unsupported_assertions),
+        **{name: getattr(data, name) for name in judgments.FLAG_NAMES},
         "source": Adjudication.Source.EDITED,
         "from_sheet": None,
     }

@@ -15,7 +15,7 @@ from itertools import combinations
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 
-from audit import agreement
+from audit import agreement, judgments
 from audit.models import (
     Adjudication,
     Assignment,
@@ -46,9 +46,8 @@ class Comparison:
     evidence_jaccard: float
 
 
-def evidence_keys(evidence: Sequence[dict]) -> frozenset[tuple[int, int, int]]:
-    """A sheet's evidence as comparable sentence keys (passage position, start, end)."""
-    return frozenset((e["passage"], e["start"], e["end"]) for e in evidence)
+# A sheet's evidence as comparable sentence keys (passage position, start, end).
+evidence_keys = judgments.stored_spans
 
 
 def compare_sheets(sheets: Sequence[AuditSheet], *, threshold: float) -> Comparison:

@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 
-from audit import selectors
+from audit import judgments, selectors
 from audit.formats import export_csv, export_evidence, export_jsonl, export_sheets, labelled
 from audit.models import (
     Adjudication,
@@ -62,14 +62,13 @@ _CHECK_FIELDS = (
     "computed_at",
 )
 _LABEL_FIELDS = ("judgment", "raw_label", "verification_worthy", "note")
+# The judgment's columns; its wrong-citation passage is read as an id and named by position.
+_JUDGED_FIELDS = tuple(name for name in judgments.FIELDS if name != "wrong_citation_passage")
 _SHEET_FIELDS = (
     "status",
     "answer_statement",
     "cited_urls",
-    "judgment",
-    "evidence",
-    "unsupported_assertions",
-    "verification_worthy",
+    *_JUDGED_FIELDS,
     "notes",
     "active_seconds",
     "version",
@@ -78,11 +77,8 @@ _SHEET_FIELDS = (
     "submitted_at",
 )
 _GOLD_FIELDS = (
-    "judgment",
     "source",
-    "evidence",
-    "unsupported_assertions",
-    "verification_worthy",
+    *_JUDGED_FIELDS,
     "reason",
     "note",
     "version",

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from django.apps import apps as global_apps
 from django.db import transaction
 
-from audit import agreement, display
+from audit import agreement, judgments
 
 # Keeps `pk IN (...)` lists far below every database's parameter limit.
 CHUNK = 2000
@@ -77,13 +77,16 @@ def _write_chunk(ids: list[int], get_model: GetModel) -> int:
         if (claim_id, reviewer_id) in assigned and claim_id in claims:
             sheets[claim_id].append(
                 agreement.CountedSheet(
-                    order=pk, rater=reviewer_id, judgment=judgment, evidence=_keys(evidence)
+                    order=pk,
+                    rater=reviewer_id,
+                    judgment=judgment,
+                    evidence=judgments.stored_spans(evidence),
                 )
             )
     if not sheets:
         return 0
     shown = {
-        claim_id: display.hint_keys(highlights)
+        claim_id: judgments.hint_keys(highlights)
         for claim_id, highlights in get_model("audit", "ClaimCheck")
         .objects.filter(claim_id__in=list(sheets))
         .values_list("claim_id", "highlights")
@@ -138,7 +141,3 @@ def _write_chunk(ids: list[int], get_model: GetModel) -> int:
     pair_fact.objects.bulk_create(pair_rows, batch_size=CHUNK)
     claim_fact.objects.bulk_create(claim_rows, batch_size=CHUNK)
     return len(sheet_rows)
-
-
-def _keys(evidence: list[dict]) -> frozenset[tuple[int, int, int]]:
-    return frozenset((e["passage"], e["start"], e["end"]) for e in evidence)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
+from audit import judgments
 from audit.formats import AnswerRecord, labelled
 from audit.models import (
     Adjudication,
@@ -205,23 +206,28 @@ def _restored_check(claim: Claim, check: labelled.MachineCheck) -> ClaimCheck:
     )
 
 
+def _judged_fields(
+    claim: Claim, record: labelled.Judged, passages: dict[tuple[int, int], Passage]
+) -> dict:
+    """A restored sheet's or gold record's judgment fields, its passage found by position."""
+    fields = {name: getattr(record, name) for name in judgments.FIELDS}
+    wrong = record.wrong_citation_passage
+    fields["wrong_citation_passage"] = passages[claim.answer_id, wrong] if wrong else None
+    return fields
+
+
 def _restored_sheet(
     claim: Claim,
     sheet: labelled.Sheet,
     users: dict[str, int],
     passages: dict[tuple[int, int], Passage],
 ) -> AuditSheet:
-    wrong = sheet.wrong_citation_passage
     return AuditSheet(
         claim=claim,
         reviewer_id=users[sheet.reviewer],
         answer_statement=sheet.answer_statement,
         cited_urls=sheet.cited_urls,
-        judgment=sheet.judgment,
-        wrong_citation_passage=passages[claim.answer_id, wrong] if wrong else None,
-        evidence=sheet.evidence,
-        unsupported_assertions=sheet.unsupported_assertions,
-        verification_worthy=sheet.verification_worthy,
+        **_judged_fields(claim, sheet, passages),
         notes=sheet.notes,
         status=sheet.status,
         active_seconds=sheet.active_seconds,
@@ -238,14 +244,9 @@ def _restored_gold(
     users: dict[str, int],
     passages: dict[tuple[int, int], Passage],
 ) -> Adjudication:
-    wrong = gold.wrong_citation_passage
     return Adjudication(
         claim=claim,
-        judgment=gold.judgment,
-        wrong_citation_passage=passages[claim.answer_id, wrong] if wrong else None,
-        evidence=gold.evidence,
-        unsupported_assertions=gold.unsupported_assertions,
-        verification_worthy=gold.verification_worthy,
+        **_judged_fields(claim, gold, passages),
         source=gold.source,
         reason=gold.reason,
         note=gold.note,

@@ -18,6 +18,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from audit import judgments
+from audit.judgments import EvidenceRef, JudgmentData, JudgmentError
 from audit.models import (
     Adjudication,
     Assignment,
@@ -42,14 +43,9 @@ from audit.services.tallies import reviewer_tallies_refresh, reviewer_tally_move
 MAX_ACTIVE_SECONDS_PER_SAVE = 120
 # Slack on the wall-clock bound: a save may arrive a moment after the counter ticked.
 ACTIVE_SECONDS_SLACK = 2
-MAX_ASSERTIONS = 50
-MAX_EVIDENCE = 200
-
-EVIDENCE_REQUIRED = frozenset({judgments.SUPPORTED, judgments.PARTIAL})
-
-
-class ReviewError(Exception):
-    """A review action that cannot be done; the message is meant for the user."""
+# A review action that cannot be done; the message is meant for the user. The same type as
+# a judgment's own refusals (audit.judgments), so one except clause catches both.
+ReviewError = JudgmentError
 
 
 class StaleSheet(ReviewError):
@@ -71,29 +67,8 @@ class SheetIncomplete(ReviewError):
         self.problems = problems
 
 
-@dataclass(frozen=True)
-class EvidenceRef:
-    """A span of one of the answer's passages, as the client names it.
-
-    `text` is what the client believes the span says; it is checked, never stored.
-    """
-
-    passage: int
-    start: int
-    end: int
-    text: str | None = None
-
-
-@dataclass(frozen=True)
-class SheetData:
-    """Everything a reviewer can edit on a sheet."""
-
-    judgment: str = ""
-    evidence: tuple[EvidenceRef, ...] = ()
-    wrong_citation_passage: int | None = None  # a passage position in the claim's answer
-    verification_worthy: bool = True
-    unsupported_assertions: tuple[str, ...] = ()
-    notes: str = ""
+# What a reviewer can edit on a sheet: a judgment with its notes.
+SheetData = JudgmentData
 
 
 @dataclass(frozen=True)
@@ -467,45 +442,30 @@ def _claim_version(*, sheet: AuditSheet, user: AbstractBaseUser, version: int) -
 
 
 def _apply(sheet: AuditSheet, data: SheetData) -> None:
-    if data.judgment and data.judgment not in judgments.JUDGMENT_CODES:
-        raise ReviewError(f"Unknown judgment “{data.judgment}”.")
+    judgment = judgments.checked_judgment(data.judgment)
     passages = {p.position: p for p in Passage.objects.filter(answer__claims=sheet.claim_id)}
-    sheet.judgment = data.judgment
+    sheet.judgment = judgment
     sheet.evidence = checked_evidence(data.evidence, passages)
-    if data.wrong_citation_passage is None:
-        sheet.wrong_citation_passage = None
-    else:
-        passage = passages.get(data.wrong_citation_passage)
-        if passage is None:
-            raise ReviewError(f"The answer has no passage [{data.wrong_citation_passage}].")
-        sheet.wrong_citation_passage = passage
-    sheet.verification_worthy = data.verification_worthy
-    assertions = [a.strip() for a in data.unsupported_assertions if a.strip()]
-    if len(assertions) > MAX_ASSERTIONS:
-        raise ReviewError(f"At most {MAX_ASSERTIONS} unsupported assertions.")
-    sheet.unsupported_assertions = list(dict.fromkeys(assertions))
+    sheet.wrong_citation_passage = named_passage(data.wrong_citation_passage, passages)
+    for name in judgments.FLAG_NAMES:
+        setattr(sheet, name, getattr(data, name))
+    sheet.unsupported_assertions = judgments.checked_assertions(data.unsupported_assertions)
     sheet.notes = data.notes
+
+
+def named_passage(position: int | None, passages: dict[int, Passage]) -> Passage | None:
+    """The answer's passage at `position` (a wrong citation's), refused when there is none."""
+    if position is None:
+        return None
+    passage = passages.get(position)
+    if passage is None:
+        raise ReviewError(f"The answer has no passage [{position}].")
+    return passage
 
 
 def checked_evidence(items: Sequence[EvidenceRef], passages: dict[int, Passage]) -> list[dict]:
     """Evidence as stored: spans of the answer's passages, text cut by the server."""
-    if len(items) > MAX_EVIDENCE:
-        raise ReviewError(f"At most {MAX_EVIDENCE} evidence sentences.")
-    stored: dict[tuple[int, int, int], dict] = {}
-    for item in items:
-        passage = passages.get(item.passage)
-        if passage is None:
-            raise ReviewError(f"The answer has no passage [{item.passage}].")
-        if not 0 <= item.start < item.end <= len(passage.text):
-            raise ReviewError(
-                f"Evidence offsets {item.start}–{item.end} are outside [{item.passage}]."
-            )
-        text = passage.text[item.start : item.end]
-        if item.text is not None and item.text != text:
-            raise ReviewError(f"Evidence text does not match passage [{item.passage}].")
-        key = (item.passage, item.start, item.end)
-        stored[key] = {"passage": item.passage, "start": item.start, "end": item.end, "text": text}
-    return [stored[key] for key in sorted(stored)]
+    return judgments.checked_evidence(items, {n: p.text for n, p in passages.items()})
 
 
 def _add_active_seconds(
@@ -545,27 +505,13 @@ def judgment_problems(
     wrong_citation_passage: Passage | None,
 ) -> list[str]:
     """What a judgment still lacks to be final, on a sheet or on a gold record."""
-    problems = []
-    if not judgment:
-        problems.append("Choose a judgment.")
-    elif judgment in EVIDENCE_REQUIRED and not evidence:
-        label = judgments.JUDGMENT_LABELS[judgment]
-        problems.append(f"“{label}” needs at least one evidence sentence.")
-    elif judgment == judgments.WRONG_CITATION:
-        cited = set(
-            Claim.citations.through.objects.filter(claim_id=claim_id).values_list(
-                "passage_id", flat=True
-            )
-        )
-        passage = wrong_citation_passage
-        if passage is None:
-            problems.append("“Wrong citation” needs the passage that does support the claim.")
-        elif passage.pk in cited:
-            problems.append(
-                f"Passage [{passage.position}] is already cited; choose an uncited passage "
-                "for “Wrong citation”."
-            )
-    return problems
+    cited = Passage.objects.filter(citing_claims=claim_id).values_list("position", flat=True)
+    return judgments.judgment_problems(
+        judgment=judgment,
+        evidence=evidence,
+        wrong_citation_passage=wrong_citation_passage.position if wrong_citation_passage else None,
+        cited=cited if judgment == judgments.WRONG_CITATION else (),
+    )
 
 
 def sheet_has_work(sheet: AuditSheet) -> bool:
@@ -575,7 +521,7 @@ def sheet_has_work(sheet: AuditSheet) -> bool:
         or bool(sheet.judgment or sheet.evidence or sheet.unsupported_assertions)
         or bool(sheet.notes.strip())
         or sheet.wrong_citation_passage_id is not None
-        or not sheet.verification_worthy
+        or any(getattr(sheet, flag.name) != flag.default for flag in judgments.FLAGS)
     )
 
 

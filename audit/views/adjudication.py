@@ -225,7 +225,7 @@ def claim_history(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             return "; ".join(value)
         if name == "wrong_citation_passage":
             return f"[{positions[value]}]" if value in positions else "(deleted passage)"
-        if name in ("verification_worthy", "reopened_after_all_in", "numbers_overridden"):
+        if isinstance(value, bool):
             return "yes" if value else "no"
         if name == "reviewer":
             return f"Reviewer {letters[sheet_id]}" if anonymous else _username(value)
@@ -295,15 +295,8 @@ def _positions(claim: Claim) -> list[int]:
     return list(claim.answer.passages.order_by("position").values_list("position", flat=True))
 
 
-def _keys(values) -> set[tuple[int, int, int]]:
-    keys = set()
-    for value in values:
-        try:
-            passage, start, end = (int(part) for part in str(value).split(":"))
-        except ValueError:
-            continue
-        keys.add((passage, start, end))
-    return keys
+def _flags(checked: dict[str, bool]) -> list[dict]:
+    return judgments.flag_inputs(checked, with_help=False)
 
 
 def _values(
@@ -315,9 +308,9 @@ def _values(
         data = form.data
         return {
             "judgment": data.get("judgment", ""),
-            "evidence": _keys(data.getlist("evidence")),
+            "evidence": judgments.evidence_spans(data.getlist("evidence")),
             "wrong": data.get("wrong_citation_passage", ""),
-            "worthy": bool(data.get("verification_worthy")),
+            "flags": _flags({n: bool(data.get(n)) for n in judgments.FLAG_NAMES}),
             "assertions": data.get("unsupported_assertions", ""),
             "reason": data.get("reason", ""),
             "note": data.get("note", ""),
@@ -330,11 +323,11 @@ def _values(
     if gold is not None:
         return {
             "judgment": gold.judgment,
-            "evidence": _keys(f"{e['passage']}:{e['start']}:{e['end']}" for e in gold.evidence),
+            "evidence": set(judgments.stored_spans(gold.evidence)),
             "wrong": str(gold.wrong_citation_passage.position)
             if gold.wrong_citation_passage
             else "",
-            "worthy": gold.verification_worthy,
+            "flags": _flags({n: getattr(gold, n) for n in judgments.FLAG_NAMES}),
             "assertions": "\n".join(gold.unsupported_assertions),
             "reason": gold.reason,
             "note": gold.note,
@@ -350,14 +343,17 @@ def _values(
     wrong = {
         s.wrong_citation_passage.position if s.wrong_citation_passage else None for s in sheets
     }
-    evidence = [{(e["passage"], e["start"], e["end"]) for e in s.evidence} for s in sheets]
+    evidence = [set(judgments.stored_spans(s.evidence)) for s in sheets]
     assertions = [set(s.unsupported_assertions) for s in sheets]
     shared_assertions = set.intersection(*assertions) if assertions else set()
     return {
         "judgment": said.pop() if len(said) == 1 else "",
         "evidence": set.intersection(*evidence) if evidence else set(),
         "wrong": str(next(iter(wrong))) if len(wrong) == 1 and None not in wrong else "",
-        "worthy": any(s.verification_worthy for s in sheets) if sheets else True,
+        # A flag any reviewer set stays set: unticking it is the lead's call, made visibly.
+        "flags": _flags(
+            {n: any(getattr(s, n) for s in sheets) for n in judgments.FLAG_NAMES} if sheets else {}
+        ),
         "assertions": "\n".join(
             a
             for a in dict.fromkeys(a for s in sheets for a in s.unsupported_assertions)
@@ -399,7 +395,7 @@ def _render_adjudication(
     chosen = {}
     for i, sheet in enumerate(sheets):
         letter = sheet_letter(i)
-        chosen[letter] = {(e["passage"], e["start"], e["end"]) for e in sheet.evidence}
+        chosen[letter] = set(judgments.stored_spans(sheet.evidence))
         cards.append(
             {
                 "sheet": sheet,
@@ -408,6 +404,7 @@ def _render_adjudication(
                 "name": "" if anonymous else sheet.reviewer.get_username(),
                 "judgment": judgments.JUDGMENT_LABELS.get(sheet.judgment, "—"),
                 "fast": sheet.active_seconds < selectors.FAST_SECONDS,
+                "flags": _flags({n: getattr(sheet, n) for n in judgments.FLAG_NAMES}),
             }
         )
     named = {s.wrong_citation_passage.position for s in sheets if s.wrong_citation_passage}
@@ -415,7 +412,7 @@ def _render_adjudication(
         passages,
         cited=cited,
         chosen=chosen,
-        hints=display.hint_keys(check.highlights if check else []),
+        hints=judgments.hint_keys(check.highlights if check else []),
         selected=values["evidence"],
         named=named,
     )
@@ -428,13 +425,13 @@ def _render_adjudication(
     }
     orphans = [
         {
-            "key": f"{p}:{s}:{e}",
+            "key": judgments.evidence_key(p, s, e),
             "passage": p,
             "text": texts.get((p, s, e), f"{s}–{e}"),
             "checked": (p, s, e) in values["evidence"],
         }
         for p, s, e in sorted(values["evidence"] | set(texts))
-        if f"{p}:{s}:{e}" not in matched
+        if judgments.evidence_key(p, s, e) not in matched
     ]
     top_level = list(answer.claims.filter(parent__isnull=True).order_by("order"))
     ctx = {

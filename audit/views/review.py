@@ -351,16 +351,16 @@ def _values(sheet: AuditSheet, form: SheetForm | None) -> dict:
             "judgment": data.get("judgment", ""),
             "evidence": set(data.getlist("evidence")),
             "wrong": data.get("wrong_citation_passage", ""),
-            "worthy": bool(data.get("verification_worthy")),
+            "flags": judgments.flag_inputs({n: bool(data.get(n)) for n in judgments.FLAG_NAMES}),
             "assertions": data.get("unsupported_assertions", ""),
             "notes": data.get("notes", ""),
             "version": data.get("version", sheet.version),
         }
     return {
         "judgment": sheet.judgment,
-        "evidence": {f"{e['passage']}:{e['start']}:{e['end']}" for e in sheet.evidence},
+        "evidence": {judgments.stored_key(e) for e in sheet.evidence},
         "wrong": str(sheet.wrong_citation_passage.position) if sheet.wrong_citation_passage else "",
-        "worthy": sheet.verification_worthy,
+        "flags": judgments.flag_inputs({n: getattr(sheet, n) for n in judgments.FLAG_NAMES}),
         "assertions": "\n".join(sheet.unsupported_assertions),
         "notes": sheet.notes,
         "version": sheet.version,
@@ -384,7 +384,7 @@ def _render_review(
     cited = sorted(claim.citations.values_list("position", flat=True))
     check = getattr(claim, "machine_check", None)
     marks: dict[int, list[tuple[int, int, int]]] = {}
-    for rank, h in enumerate(display.machine_hints(check.highlights if check else []), start=1):
+    for rank, h in enumerate(judgments.machine_hints(check.highlights if check else []), start=1):
         marks.setdefault(h["passage"], []).append((h["start"], h["end"], rank))
 
     matched: set[str] = set()
@@ -393,7 +393,7 @@ def _render_review(
         position = view.passage.position
         sentences = []
         for s in view.sentences:
-            key = f"{position}:{s.start}:{s.end}"
+            key = judgments.evidence_key(position, s.start, s.end)
             matched.add(key)
             sentences.append(
                 {
@@ -407,9 +407,9 @@ def _render_review(
         entry = {"passage": view.passage, "sentences": sentences}
         (cited_views if position in cited else other_views).append(entry)
     # Evidence saved under other sentence boundaries (a newer splitter) must not be lost.
-    by_key = {f"{e['passage']}:{e['start']}:{e['end']}": e for e in sheet.evidence}
+    by_key = {judgments.stored_key(e): e for e in sheet.evidence}
     orphans = [
-        by_key.get(key, {"passage": key.split(":")[0], "text": key})
+        by_key.get(key, {"passage": key.partition(":")[0], "text": key})
         for key in sorted(values["evidence"] - matched)
     ]
 

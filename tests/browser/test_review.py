@@ -503,3 +503,31 @@ def test_logging_out_right_after_typing_saves_the_note_first(
 
     assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).notes == NOTE
     assert page.evaluate("() => window.sessionStorage.getItem('citeaudit.pending')") is None
+
+
+def test_unticking_worth_verifying_with_the_keyboard_is_saved_and_shown_after_a_reload(
+    new_page, live_server, opened, reviewer_a
+):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    worthy = page.locator("input[name=verification_worthy]")
+    expect(worthy).to_be_checked()
+
+    page.keyboard.press("3")
+    _saved(page)
+    worthy.focus()
+    with page.expect_response(
+        lambda r: (
+            r.url.endswith("/review/save/")
+            and "verification_worthy" not in (r.request.post_data or "")
+        )
+    ) as saved:
+        page.keyboard.press("Space")
+    assert saved.value.status == 200
+    expect(worthy).not_to_be_checked()
+    page.reload()
+
+    expect(page.locator("input[name=verification_worthy]")).not_to_be_checked()
+    sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
+    assert (sheet.judgment, sheet.verification_worthy) == ("not_supported", False)
