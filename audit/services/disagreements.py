@@ -109,7 +109,12 @@ def claims_compare(*, claim_ids: Iterable[int]) -> CompareSummary:
 
 
 def set_compare(*, audit_set: AuditSet) -> CompareSummary:
-    """claims_compare over every claim of the set that could be complete or is queued.
+    """claims_compare over every claim of the set that could be complete or is queued."""
+    return claims_compare(claim_ids=comparable_claim_ids(audit_set=audit_set))
+
+
+def comparable_claim_ids(*, audit_set: AuditSet) -> list[int]:
+    """The claims of the set that could be complete or are queued.
 
     A claim whose assigned sheets are all in has the stored status "submitted" or
     "disagreement" (services keep it in step); one still waiting on a reviewer needs no
@@ -119,7 +124,7 @@ def set_compare(*, audit_set: AuditSet) -> CompareSummary:
         Q(review_status__in=[ReviewStatus.SUBMITTED, ReviewStatus.DISAGREEMENT])
         | Q(severity__isnull=False)
     )
-    return claims_compare(claim_ids=ids.values_list("pk", flat=True))
+    return list(ids.values_list("pk", flat=True))
 
 
 def _compare_chunk(ids: list[int]) -> CompareSummary:

@@ -34,10 +34,8 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
-from audit.services.facts import agreement_facts_refresh
+from audit.services.derived import claims_changed
 from audit.services.locks import claims_lock
-from audit.services.statuses import claim_statuses_refresh
-from audit.services.tallies import reviewer_tallies_refresh
 
 # Answers are written in chunks so memory stays flat on large files.
 CHUNK = 500
@@ -229,9 +227,6 @@ def answers_import(
                 )
             if progress:
                 progress(len(chunk))
-        if parsed.format == CITEAUDIT and users:
-            # Restored assignments and sheets: count the reviewers' progress once.
-            reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=users.values())
 
         batch.answers_created = totals["answers"]
         batch.answers_skipped = totals["skipped"]
@@ -243,6 +238,14 @@ def answers_import(
             batch_id = None
         else:
             batch_id = batch.pk
+            # New claims, and for a restore their assignments, sheets, gold and splits.
+            claims_changed(
+                audit_set_id=audit_set.pk,
+                claim_ids=Claim.objects.filter(answer__import_batch=batch).values_list(
+                    "pk", flat=True
+                ),
+                reviewer_ids=users.values(),
+            )
 
     return ImportSummary(
         format=parsed.format,
@@ -546,12 +549,9 @@ def _restore_chunk(
         for a, gold in golds
         for name in gold.sheets
     )
-    agreement_facts_refresh(claim_ids={claim_id for claim_id, _ in sheets})
     reason = f"imported from {filename}"[:100]
     AuditSheet.history.bulk_history_create(list(sheets.values()), default_change_reason=reason)
     Adjudication.history.bulk_history_create([a for a, _ in golds], default_change_reason=reason)
-    # Restored assignments, sheets, gold and splits decide the stored status.
-    claim_statuses_refresh(claim_ids=[claim.pk for claim in claims.values()])
     totals["answers"] += len(answers)
     totals["sheets"] += len(sheets)
     totals["gold"] += len(golds)
@@ -705,7 +705,7 @@ def claim_checks_recompute(
             ClaimCheck.objects.filter(claim__answer=answer).delete()
             ClaimCheck.objects.bulk_create(answer_claim_checks(passages, rows))
             # The highlights shown changed: so did what reviewers kept of them.
-            agreement_facts_refresh(claim_ids=[c.pk for c in claims])
+            claims_changed(audit_set_id=audit_set.pk, claim_ids=[c.pk for c in claims])
         count += len(claims)
         if progress:
             progress(1)
