@@ -1,8 +1,8 @@
 """Comparing a claim's submitted sheets once they are all in: unanimous gold when the set
 allows it, otherwise the claim's place (severity) in the lead's adjudication queue.
 
-Review, reassignment and the set's adjudication settings call `claims_compare`; it is the
-only writer of Claim.severity.
+`claims_compare` is the only writer of Claim.severity; it is called by
+services.claims_changed (audit/services/derived.py), the one entry point for derived rows.
 """
 
 from __future__ import annotations
