@@ -372,7 +372,7 @@ def sheet_submit(
         sheet._history_user = user
         sheet.save()
         # The last sheet in decides: unanimous gold, or a place in the lead's queue.
-        claims_changed(claim_ids=[sheet.claim_id], reviewer_ids=[sheet.reviewer_id])
+        claims_changed(claim_ids=[sheet.claim_id])
     return sheet
 
 
@@ -409,7 +409,7 @@ def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
         sheet._history_user = user
         sheet.save()
         # A claim with a sheet back in draft leaves the adjudication queue.
-        claims_changed(claim_ids=[sheet.claim_id], reviewer_ids=[sheet.reviewer_id])
+        claims_changed(claim_ids=[sheet.claim_id])
     return sheet
 
 
