@@ -132,6 +132,18 @@ class ImportBatchAdmin(admin.ModelAdmin):
 
 @admin.register(Question)
 class QuestionAdmin(admin.ModelAdmin):
+    """Deleting a question deletes its answers and claims: the set's derived rows follow."""
+
+    def delete_model(self, request, obj) -> None:
+        super().delete_model(request, obj)
+        services.set_changed(audit_set_id=obj.audit_set_id)
+
+    def delete_queryset(self, request, queryset) -> None:
+        set_ids = sorted(set(queryset.values_list("audit_set_id", flat=True)))
+        super().delete_queryset(request, queryset)
+        for set_id in set_ids:
+            services.set_changed(audit_set_id=set_id)
+
     list_display = ["external_id", "audit_set"]
     search_fields = ["external_id", "text"]
     list_select_related = ["audit_set"]

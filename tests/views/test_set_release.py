@@ -106,3 +106,27 @@ def test_set_page_shows_a_criteria_change_at_once(
     )
 
     assert len(client.get(url).context["release"].criteria) == 1
+
+
+@pytest.mark.django_db
+def test_deleting_a_question_in_the_admin_updates_the_set_page_and_tallies(
+    admin_client, client_for, lead, reviewer_a, reviewer_b, audit_set
+):
+    # Not yet judged: the admin refuses to delete a claim whose agreement facts exist.
+    answer, _claims = answer_with_claims(audit_set, 1)
+    answer_with_claims(audit_set, 1)
+    services.review_open(
+        audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead
+    )
+    client = client_for(lead)
+    assert _both(client, audit_set) == ("0 of 2", "0 of 2")
+
+    response = admin_client.post(
+        reverse("admin:audit_question_delete", args=[answer.question_id]), {"post": "yes"}
+    )
+
+    assert response.status_code == 302
+    assert _both(client, audit_set) == ("0 of 1", "0 of 1")
+    assert sorted(
+        ReviewerTally.objects.filter(audit_set=audit_set).values_list("assigned", "submitted")
+    ) == [(1, 0), (1, 0)]
