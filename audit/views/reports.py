@@ -3,7 +3,7 @@ per system), the claims behind a failed criterion, the criteria editor and run c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -103,17 +103,23 @@ def release_overview_cached(audit_set: AuditSet, viewer=None) -> Overview:
     token in the same transaction (services.claims_changed), so it is never served stale.
     The set page shows it on every visit, and at 100k claims it takes seconds to build.
 
-    A viewer who still reviews claims of the set gets their own, uncached overview.
+    Only what the set page shows is kept (systems and the overall figure, not the
+    per-answer rows: reading those back cost more than the rest of the visit). A viewer who
+    still reviews claims of the set gets their own, uncached overview.
     """
     if viewer is not None and selectors.blind_claim_ids(user=viewer, audit_set=audit_set):
-        return release_overview(audit_set, viewer=viewer)
+        return _summary_only(release_overview(audit_set, viewer=viewer))
     revision = services.set_revision(audit_set_id=audit_set.pk)
     key = f"citeaudit:release:{audit_set.pk}:{revision}"
     overview = cache.get(key)
     if overview is None:
-        overview = release_overview(audit_set)
+        overview = _summary_only(release_overview(audit_set))
         cache.set(key, overview, 60 * 60)
     return overview
+
+
+def _summary_only(overview: Overview) -> Overview:
+    return replace(overview, answers={}, distribution={})
 
 
 def release_overview(audit_set: AuditSet, viewer=None) -> Overview:
