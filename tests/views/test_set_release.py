@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from audit import services
-from audit.models import AuditSheet, Claim, ReviewerTally, ReviewStatus, SheetFact
+from audit.models import AuditSheet, Claim, Passage, ReviewerTally, ReviewStatus, SheetFact
 from tests.factories import answer_with_claims
 
 
@@ -130,3 +130,19 @@ def test_deleting_a_question_in_the_admin_updates_the_set_page_and_tallies(
     assert sorted(
         ReviewerTally.objects.filter(audit_set=audit_set).values_list("assigned", "submitted")
     ) == [(1, 0), (1, 0)]
+
+
+@pytest.mark.django_db
+def test_set_page_shows_new_machine_checks_after_a_rematch(client_for, lead, audit_set):
+    answer, (claim,) = answer_with_claims(audit_set, 1, passage="Revenue rose 12% in 2020.")
+    Claim.objects.filter(pk=claim.pk).update(text="Revenue rose 12%.")
+    services.claim_checks_recompute(audit_set=audit_set)
+    client = client_for(lead)
+    url = reverse("audit:set-detail", args=[audit_set.pk])
+    assert client.get(url).context["release"].overall.ungrounded_numbers == 0
+
+    # The source as a new matcher run reads it: the number is no longer there.
+    Passage.objects.filter(answer=answer).update(text="Revenue rose in 2020.")
+    services.claim_checks_recompute(audit_set=audit_set)
+
+    assert client.get(url).context["release"].overall.ungrounded_numbers == 1
