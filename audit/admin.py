@@ -1,6 +1,12 @@
+from __future__ import annotations
+
+from collections import defaultdict
+
 from django.contrib import admin
+from django.db.models import Model
 from simple_history.admin import SimpleHistoryAdmin
 
+from audit import services
 from audit.models import (
     Adjudication,
     Answer,
@@ -19,8 +25,83 @@ from audit.models import (
     Rater,
     RaterLabel,
     ReviewerTally,
+    SetRevision,
     SheetFact,
 )
+
+
+class DerivedStateAdmin(admin.ModelAdmin):
+    """An edit in the admin refreshes what is derived from the claims it touched, as the
+    services do (services.claims_changed), in the admin's own transaction: after the
+    object and its many-to-many fields are saved, or after it is deleted. The claims and
+    reviewers touched before the edit count too (a sheet moved to another reviewer)."""
+
+    def _touched(self, obj: Model) -> list[tuple[int, int, int | None]]:
+        """(set, claim, reviewer or None) for each claim the object bears on."""
+        claim_id = getattr(obj, "claim_id", None)
+        if claim_id is None:
+            return []
+        claim = Claim.objects.filter(pk=claim_id).values_list("answer__audit_set_id", "parent_id")
+        reviewer_id = getattr(obj, "reviewer_id", None)
+        rows = []
+        for set_id, parent_id in claim:
+            rows.append((set_id, claim_id, reviewer_id))
+            if parent_id is not None:
+                rows.append((set_id, parent_id, None))
+        return rows
+
+    def _refresh(self, rows: list[tuple[int, int, int | None]]) -> None:
+        by_set: dict[int, tuple[set[int], set[int]]] = defaultdict(lambda: (set(), set()))
+        for set_id, claim_id, reviewer_id in rows:
+            by_set[set_id][0].add(claim_id)
+            if reviewer_id is not None:
+                by_set[set_id][1].add(reviewer_id)
+        for set_id, (claim_ids, reviewer_ids) in sorted(by_set.items()):
+            services.claims_changed(
+                audit_set_id=set_id, claim_ids=claim_ids, reviewer_ids=reviewer_ids
+            )
+
+    def save_model(self, request, obj, form, change) -> None:
+        before = type(obj).objects.filter(pk=obj.pk).first() if change else None
+        self._before = self._touched(before) if before is not None else []
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        self._refresh([*getattr(self, "_before", []), *self._touched(form.instance)])
+
+    def delete_model(self, request, obj) -> None:
+        rows = self._touched(obj)
+        super().delete_model(request, obj)
+        self._refresh(rows)
+
+    def delete_queryset(self, request, queryset) -> None:
+        rows = [row for obj in queryset for row in self._touched(obj)]
+        super().delete_queryset(request, queryset)
+        self._refresh(rows)
+
+
+class ClaimDerivedAdmin(DerivedStateAdmin):
+    def _touched(self, obj: Model) -> list[tuple[int, int, int | None]]:
+        rows = [
+            (set_id, pk, reviewer_id)
+            for set_id, pk, reviewer_id in Claim.objects.filter(pk=obj.pk).values_list(
+                "answer__audit_set_id", "pk", "assignments__reviewer_id"
+            )
+        ]
+        if obj.parent_id is not None:
+            rows += [(set_id, obj.parent_id, None) for set_id, _pk, _r in rows[:1]]
+        return rows
+
+
+class AnswerDerivedAdmin(DerivedStateAdmin):
+    def _touched(self, obj: Model) -> list[tuple[int, int, int | None]]:
+        answer_id = obj.pk if isinstance(obj, Answer) else obj.answer_id
+        return list(
+            Claim.objects.filter(answer_id=answer_id).values_list(
+                "answer__audit_set_id", "pk", "assignments__reviewer_id"
+            )
+        )
 
 
 @admin.register(AuditSet)
@@ -28,6 +109,12 @@ class AuditSetAdmin(admin.ModelAdmin):
     list_display = ["name", "created_by", "created_at"]
     search_fields = ["name"]
     filter_horizontal = ["reviewers"]
+
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        # Settings (auto gold, threshold, overlap, criteria) decide derived rows set-wide.
+        if change:
+            services.set_changed(audit_set_id=form.instance.pk)
 
 
 @admin.register(ImportBatch)
@@ -45,13 +132,25 @@ class ImportBatchAdmin(admin.ModelAdmin):
 
 @admin.register(Question)
 class QuestionAdmin(admin.ModelAdmin):
+    """Deleting a question deletes its answers and claims: the set's derived rows follow."""
+
+    def delete_model(self, request, obj) -> None:
+        super().delete_model(request, obj)
+        services.set_changed(audit_set_id=obj.audit_set_id)
+
+    def delete_queryset(self, request, queryset) -> None:
+        set_ids = sorted(set(queryset.values_list("audit_set_id", flat=True)))
+        super().delete_queryset(request, queryset)
+        for set_id in set_ids:
+            services.set_changed(audit_set_id=set_id)
+
     list_display = ["external_id", "audit_set"]
     search_fields = ["external_id", "text"]
     list_select_related = ["audit_set"]
 
 
 @admin.register(Answer)
-class AnswerAdmin(admin.ModelAdmin):
+class AnswerAdmin(AnswerDerivedAdmin):
     list_display = ["external_id", "system", "audit_set", "is_partial"]
     list_filter = ["is_partial"]
     search_fields = ["external_id", "system"]
@@ -60,13 +159,13 @@ class AnswerAdmin(admin.ModelAdmin):
 
 
 @admin.register(Passage)
-class PassageAdmin(admin.ModelAdmin):
+class PassageAdmin(AnswerDerivedAdmin):
     list_display = ["answer", "position", "title", "is_cited"]
     raw_id_fields = ["answer"]
 
 
 @admin.register(Claim)
-class ClaimAdmin(admin.ModelAdmin):
+class ClaimAdmin(ClaimDerivedAdmin):
     list_display = ["answer", "order", "location", "is_uncited", "review_status"]
     list_filter = ["location", "is_uncited", "review_status"]
     raw_id_fields = ["answer", "parent", "citations"]
@@ -75,7 +174,7 @@ class ClaimAdmin(admin.ModelAdmin):
 
 
 @admin.register(ClaimCheck)
-class ClaimCheckAdmin(admin.ModelAdmin):
+class ClaimCheckAdmin(DerivedStateAdmin):
     list_display = ["claim", "label", "best_score", "matcher_version"]
     list_filter = ["label", "matcher_version"]
     raw_id_fields = ["claim"]
@@ -87,28 +186,28 @@ class RaterAdmin(admin.ModelAdmin):
 
 
 @admin.register(RaterLabel)
-class RaterLabelAdmin(admin.ModelAdmin):
+class RaterLabelAdmin(DerivedStateAdmin):
     list_display = ["rater", "claim", "judgment", "raw_label"]
     list_filter = ["rater", "judgment"]
     raw_id_fields = ["claim", "import_batch"]
 
 
 @admin.register(AuditSheet)
-class AuditSheetAdmin(SimpleHistoryAdmin):
+class AuditSheetAdmin(DerivedStateAdmin, SimpleHistoryAdmin):
     list_display = ["claim", "reviewer", "judgment", "status", "updated_at"]
     list_filter = ["status", "judgment"]
     raw_id_fields = ["claim", "wrong_citation_passage"]
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(SimpleHistoryAdmin):
+class AdjudicationAdmin(DerivedStateAdmin, SimpleHistoryAdmin):
     list_display = ["claim", "judgment", "source", "lead", "updated_at"]
     list_filter = ["source", "judgment"]
     raw_id_fields = ["claim", "wrong_citation_passage", "from_sheet", "sheets"]
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(DerivedStateAdmin):
     list_display = ["claim", "reviewer", "assigned_at"]
     list_select_related = ["reviewer"]
     raw_id_fields = ["claim"]
@@ -168,3 +267,19 @@ class PairFactAdmin(FactAdmin):
 @admin.register(ClaimFact)
 class ClaimFactAdmin(FactAdmin):
     list_display = ["claim", "sheets", "profile", "evidence_jaccard"]
+
+
+@admin.register(SetRevision)
+class SetRevisionAdmin(admin.ModelAdmin):
+    """Moved by services.claims_changed only: read it, never edit it."""
+
+    list_display = ["audit_set", "token"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

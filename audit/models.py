@@ -401,6 +401,22 @@ class ReviewerTally(models.Model):
         return f"{self.reviewer} in {self.audit_set}: {self.submitted} of {self.assigned}"
 
 
+class SetRevision(models.Model):
+    """A token that changes whenever anything derived from a set's claims, or its settings,
+    changes (audit.services.derived.claims_changed). The set page's release overview is
+    cached under it, so it is never served from before the change. A random token written by
+    an upsert, not a counter: writers never read it, so they never wait on each other for it
+    beyond the row lock, taken last (audit.services.locks)."""
+
+    audit_set = models.OneToOneField(
+        AuditSet, on_delete=models.CASCADE, primary_key=True, related_name="revision"
+    )
+    token = models.CharField(max_length=32)
+
+    def __str__(self) -> str:
+        return f"{self.audit_set_id}: {self.token}"
+
+
 class GuidelineFlag(models.Model):
     """A reviewer's note that the guidelines do not settle a case; read by the set's leads."""
 

@@ -102,9 +102,8 @@ def _build(args: argparse.Namespace) -> tuple:
         )
         for pk in chosen
     )
-    # Written past the services (as an import would be): store the statuses they imply.
-    services.set_statuses_refresh(audit_set_id=audit_set.pk)
-    services.reviewer_tallies_refresh(audit_set_id=audit_set.pk)
+    # Written past the services: every derived row they imply, as a bulk writer must.
+    services.set_changed(audit_set_id=audit_set.pk)
     if connection.vendor == "postgresql":
         # Planner statistics and the visibility map (index-only scans), as autovacuum would
         # have them by the time anyone reviews.

@@ -1,9 +1,14 @@
 """What the services store to keep pages cheap equals what it is computed from: each
-claim's review status, each reviewer's assigned and submitted tally."""
+claim's review status, each reviewer's assigned and submitted tally, and every other derived
+row (severity, agreement facts) and the set page's release overview, after every write path
+in random order."""
 
+import io
 import random
 
 import pytest
+from django.core.management import call_command
+from django.db import transaction
 from django.db.models import (
     Case,
     CharField,
@@ -20,10 +25,25 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import Exact, GreaterThan, LessThan
+from django.test import Client
+from django.urls import reverse
 
 from audit import selectors, services
-from audit.models import Adjudication, Assignment, AuditSheet, Claim, ReviewerTally, Severity
+from audit.models import (
+    Adjudication,
+    Assignment,
+    AuditSet,
+    AuditSheet,
+    Claim,
+    ClaimFact,
+    PairFact,
+    ReviewerTally,
+    Severity,
+    SheetFact,
+)
 from audit.services import AtomicPart, ReviewError, SheetData
+from audit.services.exports import export_stream
+from audit.views.reports import release_overview, release_overview_cached
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -158,13 +178,105 @@ def _settings(rng, audit_set, people, lead):
     )
 
 
+def _rematch(rng, audit_set, people, lead):
+    services.claim_checks_recompute(audit_set=audit_set)
+
+
+def _criteria(rng, audit_set, people, lead):
+    choices = [[], [{"kind": "no_contradicted"}]]
+    services.criteria_update(audit_set=audit_set, criteria=rng.choice(choices), by=lead)
+
+
+def _admin_delete(rng, audit_set, people, lead):
+    """A superuser deletes an assignment or a sheet in the Django admin."""
+    model = rng.choice([Assignment, AuditSheet])
+    rows = list(model.objects.filter(claim__answer__audit_set=audit_set).order_by("pk"))
+    if not rows:
+        return
+    admin = UserFactory(username="admin", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(admin)
+    name = model._meta.model_name
+    url = reverse(f"admin:audit_{name}_delete", args=[rng.choice(rows).pk])
+    assert client.post(url, {"post": "yes"}).status_code == 302
+
+
 # Submits dominate, as in a real round; the rest happen now and then.
-OPERATIONS = [_submit] * 8 + [_reopen, _split, _adjudicate] * 2 + [_replace, _open, _settings]
+OPERATIONS = (
+    [_submit] * 8
+    + [_reopen, _split, _adjudicate] * 2
+    + [_replace, _open, _settings, _rematch, _criteria, _admin_delete]
+)
+
+
+def _derived(audit_set: AuditSet) -> dict:
+    """Every row derived from the set's claims, in a comparable shape."""
+    claims = Claim.objects.filter(answer__audit_set=audit_set)
+    in_set = {"claim__answer__audit_set": audit_set}
+    return {
+        "claims": sorted(claims.values_list("pk", "review_status", "severity", "evidence_jaccard")),
+        "tallies": sorted(
+            ReviewerTally.objects.filter(audit_set=audit_set)
+            .exclude(assigned=0, submitted=0)
+            .values_list("reviewer_id", "assigned", "submitted")
+        ),
+        "sheet_facts": sorted(
+            SheetFact.objects.filter(**in_set).values_list(
+                "claim_id", "reviewer_id", "judgment", "highlighted", "kept", "chosen", "novel"
+            )
+        ),
+        "pair_facts": sorted(
+            PairFact.objects.filter(**in_set).values_list(
+                "claim_id", "reviewer_a_id", "reviewer_b_id", "evidence_jaccard"
+            )
+        ),
+        "claim_facts": sorted(
+            ClaimFact.objects.filter(**in_set).values_list(
+                "claim_id", "sheets", "profile", "evidence_jaccard", "judgment_a", "judgment_b"
+            )
+        ),
+    }
+
+
+class _RolledBack(Exception):
+    pass
+
+
+def _from_scratch(audit_set: AuditSet) -> dict:
+    """_derived after wiping every derived row and rebuilding the whole set at once; the
+    rebuild is rolled back. Gold stays: it is a lead's decision (or kept unanimous gold)."""
+    found = {}
+    try:
+        with transaction.atomic():
+            claims = Claim.objects.filter(answer__audit_set=audit_set)
+            claims.filter(adjudication__isnull=True).update(severity=None, evidence_jaccard=None)
+            claims.update(review_status="")
+            ReviewerTally.objects.filter(audit_set=audit_set).delete()
+            for model in (SheetFact, PairFact, ClaimFact):
+                model.objects.filter(audit_set=audit_set).delete()
+            services.set_changed(audit_set_id=audit_set.pk)
+            found = _derived(audit_set)
+            raise _RolledBack
+    except _RolledBack:
+        pass
+    return found
+
+
+def _assert_derived_equal_from_scratch(audit_set: AuditSet, lead, done: list[str]) -> None:
+    assert _derived(audit_set) == _from_scratch(audit_set), done
+    # What the set page shows (cached) is what the report computes now.
+    shown, computed = release_overview_cached(audit_set, viewer=lead), release_overview(audit_set)
+    assert (shown.systems, shown.overall, shown.criteria, shown.criteria_error) == (
+        computed.systems,
+        computed.overall,
+        computed.criteria,
+        computed.criteria_error,
+    ), done
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_stored_status_and_tallies_equal_computed_after_random_operations(
-    seed, handmade, reviewer_a, reviewer_b, lead
+def test_every_derived_row_and_the_release_overview_equal_computed_after_random_operations(
+    seed, handmade, reviewer_a, reviewer_b, lead, tmp_path
 ):
     people = [reviewer_a, reviewer_b, UserFactory(username="rev_c", role="reviewer")]
     handmade.allow_reviewer_split = True
@@ -184,7 +296,16 @@ def test_stored_status_and_tallies_equal_computed_after_random_operations(
         assert _mismatches() == [], done
         stored, counted = _tallies()
         assert stored == counted, done
+        _assert_derived_equal_from_scratch(handmade, lead, done)
     # The sequence reached the interesting states, not only "in review".
     statuses = set(Claim.objects.values_list("review_status", flat=True))
     assert len(statuses) >= 4, statuses
     assert Adjudication.objects.exists()
+
+    # Restored from its export into another set: derived rows as if built from scratch.
+    path = tmp_path / "round.jsonl"
+    path.write_text("".join(export_stream(audit_set=handmade, fmt="jsonl")), encoding="utf-8")
+    call_command("import_answers", str(path), "--set", "Copy", stdout=io.StringIO())
+    copy = AuditSet.objects.get(name="Copy")
+    assert _mismatches() == []
+    _assert_derived_equal_from_scratch(copy, lead, ["restore"])

@@ -13,6 +13,7 @@ from audit.services.adjudication import (
 )
 from audit.services.checks import claim_checks_recompute
 from audit.services.criteria import criteria_update
+from audit.services.derived import claims_changed, set_changed, set_revision
 from audit.services.disagreements import CompareSummary, claims_compare, set_compare
 from audit.services.facts import agreement_facts_rebuild, agreement_facts_refresh
 from audit.services.imports import ImportSummary, answer_content_hash, answers_import
@@ -61,6 +62,7 @@ __all__ = [
     "answers_import",
     "claim_checks_recompute",
     "claim_split",
+    "claims_changed",
     "claims_compare",
     "claim_statuses_refresh",
     "set_statuses_refresh",
@@ -70,7 +72,9 @@ __all__ = [
     "plan_claims",
     "review_open",
     "reviewer_replace",
+    "set_changed",
     "set_compare",
+    "set_revision",
     "sheet_for",
     "sheet_has_work",
     "sheet_reopen",

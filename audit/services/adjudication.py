@@ -11,7 +11,8 @@ from audit import judgments, selectors
 from audit.judgments import JudgmentData
 from audit.models import Adjudication, AuditSet, AuditSheet, Claim, GuidelineFlag, Passage, Severity
 from audit.roles import is_lead
-from audit.services.disagreements import CompareSummary, set_compare
+from audit.services.derived import claims_changed
+from audit.services.disagreements import CompareSummary, comparable_claim_ids
 from audit.services.review import (
     ReviewError,
     SheetIncomplete,
@@ -19,7 +20,6 @@ from audit.services.review import (
     judgment_problems,
     named_passage,
 )
-from audit.services.statuses import claim_statuses_refresh
 
 
 class StaleAdjudication(ReviewError):
@@ -66,7 +66,10 @@ def adjudication_settings_update(
         audit_set.save(
             update_fields=["auto_gold", "evidence_jaccard_threshold", "anonymous_adjudication"]
         )
-        return set_compare(audit_set=audit_set)
+        # Only finished or queued claims can change: the others wait on a reviewer.
+        return claims_changed(
+            audit_set_id=audit_set.pk, claim_ids=comparable_claim_ids(audit_set=audit_set)
+        )
 
 
 def adjudication_save(
@@ -152,7 +155,7 @@ def adjudication_save(
             gold._history_user = lead
             gold.save()
         gold.sheets.set(sheets)
-        claim_statuses_refresh(claim_ids=[claim.pk])
+        claims_changed(audit_set_id=claim.answer.audit_set_id, claim_ids=[claim.pk])
         if flag_comment.strip():
             GuidelineFlag.objects.create(
                 audit_set_id=claim.answer.audit_set_id,

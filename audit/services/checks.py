@@ -9,7 +9,7 @@ from django.db import transaction
 
 from audit import matching
 from audit.models import Answer, AuditSet, Claim, ClaimCheck, Passage
-from audit.services.facts import agreement_facts_refresh
+from audit.services.derived import claims_changed
 from audit.services.locks import claims_lock
 
 
@@ -75,7 +75,7 @@ def claim_checks_recompute(
             ClaimCheck.objects.filter(claim__answer=answer).delete()
             ClaimCheck.objects.bulk_create(answer_claim_checks(passages, rows))
             # The highlights shown changed: so did what reviewers kept of them.
-            agreement_facts_refresh(claim_ids=[c.pk for c in claims])
+            claims_changed(audit_set_id=audit_set.pk, claim_ids=[c.pk for c in claims])
         count += len(claims)
         if progress:
             progress(1)

@@ -11,6 +11,7 @@ from django.db import transaction
 from audit.criteria import criteria_from_dicts, criteria_to_dicts
 from audit.models import AuditSet, CriteriaChange
 from audit.selectors import criteria_locked_since
+from audit.services.derived import claims_changed
 
 
 def criteria_update(
@@ -38,4 +39,6 @@ def criteria_update(
         audit_set.criteria = normalized
         audit_set.criteria_locked_at = locked_since
         audit_set.save(update_fields=["criteria", "criteria_locked_at"])
+        # Release decisions read the criteria: the set page's overview is out of date.
+        claims_changed(audit_set_id=audit_set.pk)
     return change

@@ -1,8 +1,8 @@
 """Comparing a claim's submitted sheets once they are all in: unanimous gold when the set
 allows it, otherwise the claim's place (severity) in the lead's adjudication queue.
 
-Review, reassignment and the set's adjudication settings call `claims_compare`; it is the
-only writer of Claim.severity.
+`claims_compare` is the only writer of Claim.severity; it is called by
+services.claims_changed (audit/services/derived.py), the one entry point for derived rows.
 """
 
 from __future__ import annotations
@@ -108,7 +108,12 @@ def claims_compare(*, claim_ids: Iterable[int]) -> CompareSummary:
 
 
 def set_compare(*, audit_set: AuditSet) -> CompareSummary:
-    """claims_compare over every claim of the set that could be complete or is queued.
+    """claims_compare over every claim of the set that could be complete or is queued."""
+    return claims_compare(claim_ids=comparable_claim_ids(audit_set=audit_set))
+
+
+def comparable_claim_ids(*, audit_set: AuditSet) -> list[int]:
+    """The claims of the set that could be complete or are queued.
 
     A claim whose assigned sheets are all in has the stored status "submitted" or
     "disagreement" (services keep it in step); one still waiting on a reviewer needs no
@@ -118,7 +123,7 @@ def set_compare(*, audit_set: AuditSet) -> CompareSummary:
         Q(review_status__in=[ReviewStatus.SUBMITTED, ReviewStatus.DISAGREEMENT])
         | Q(severity__isnull=False)
     )
-    return claims_compare(claim_ids=ids.values_list("pk", flat=True))
+    return list(ids.values_list("pk", flat=True))
 
 
 def _compare_chunk(ids: list[int]) -> CompareSummary:

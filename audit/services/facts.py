@@ -1,9 +1,9 @@
 """Agreement facts: per sheet, per pair of sheets and per claim, what the agreement dashboard
 counts, so it aggregates a few small columns instead of decoding every sheet's evidence.
 
-Every service that submits or reopens a sheet, moves an assignment, splits a claim, restores
-sheets or recomputes checks calls `agreement_facts_refresh` for the claims it touched, in the
-same transaction. Facts depend on nothing else: gold and rater labels are read directly.
+services.claims_changed (audit/services/derived.py), which every write path calls, refreshes
+the facts of the claims it touched in the same transaction. Facts depend on nothing else:
+gold and rater labels are read directly.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ from audit.models import (
     RaterLabel,
 )
 from audit.services.checks import answer_claim_checks
+from audit.services.derived import claims_changed
 from audit.services.restore import people, restore_chunk
-from audit.services.tallies import reviewer_tallies_refresh
 
 # Answers are written in chunks so memory stays flat on large files.
 CHUNK = 500
@@ -153,9 +153,6 @@ def answers_import(
                 )
             if progress:
                 progress(len(chunk))
-        if parsed.format == CITEAUDIT and users:
-            # Restored assignments and sheets: count the reviewers' progress once.
-            reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=users.values())
 
         batch.answers_created = totals["answers"]
         batch.answers_skipped = totals["skipped"]
@@ -167,6 +164,14 @@ def answers_import(
             batch_id = None
         else:
             batch_id = batch.pk
+            # New claims, and for a restore their assignments, sheets, gold and splits.
+            claims_changed(
+                audit_set_id=audit_set.pk,
+                claim_ids=Claim.objects.filter(answer__import_batch=batch).values_list(
+                    "pk", flat=True
+                ),
+                reviewer_ids=users.values(),
+            )
 
     return ImportSummary(
         format=parsed.format,

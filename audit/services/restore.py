@@ -22,8 +22,6 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
-from audit.services.facts import agreement_facts_refresh
-from audit.services.statuses import claim_statuses_refresh
 
 # Rows per UPDATE when timestamps are put back (the import's answer chunk size).
 UPDATE_BATCH = 500
@@ -182,12 +180,9 @@ def restore_chunk(
         for a, gold in golds
         for name in gold.sheets
     )
-    agreement_facts_refresh(claim_ids={claim_id for claim_id, _ in sheets})
     reason = f"imported from {filename}"[:100]
     AuditSheet.history.bulk_history_create(list(sheets.values()), default_change_reason=reason)
     Adjudication.history.bulk_history_create([a for a, _ in golds], default_change_reason=reason)
-    # Restored assignments, sheets, gold and splits decide the stored status.
-    claim_statuses_refresh(claim_ids=[claim.pk for claim in claims.values()])
     totals["answers"] += len(answers)
     totals["sheets"] += len(sheets)
     totals["gold"] += len(golds)

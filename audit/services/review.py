@@ -32,12 +32,8 @@ from audit.models import (
 from audit.roles import is_lead
 from audit.selectors import QUEUE_ORDER, reviewer_sheet
 from audit.services.checks import answer_claim_checks
-from audit.services.disagreements import claims_compare
-from audit.services.facts import CHUNK as FACTS_CHUNK
-from audit.services.facts import agreement_facts_refresh
+from audit.services.derived import claims_changed
 from audit.services.locks import audit_set_lock, claims_lock
-from audit.services.statuses import claim_statuses_refresh
-from audit.services.tallies import reviewer_tallies_refresh, reviewer_tally_move
 
 # An idle tab left open cannot add more than this per save, however long it sat there.
 MAX_ACTIVE_SECONDS_PER_SAVE = 120
@@ -164,33 +160,17 @@ def review_open(
                     load[reviewer_id] += 1
             start = end
         Assignment.objects.bulk_create(new, batch_size=1000)
-        # A claim that gained a reviewer is no longer complete: out of the queue until then.
-        if Claim.objects.filter(answer__audit_set=audit_set, severity__isnull=False).exists():
-            claims_compare(claim_ids={a.claim_id for a in new})
-        else:
-            claim_statuses_refresh(claim_ids={a.claim_id for a in new})
-        reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=[p.pk for p in people])
-        # A sheet submitted before its reviewer was (re)assigned counts from now on.
-        agreement_facts_refresh(claim_ids=_with_submitted_sheets({a.claim_id for a in new}))
+        # A claim that gained a reviewer is no longer complete: out of the queue until then;
+        # a sheet submitted before its reviewer was (re)assigned counts from now on.
+        claims_changed(
+            audit_set_id=audit_set.pk,
+            claim_ids={a.claim_id for a in new},
+            reviewer_ids=[p.pk for p in people],
+        )
     per_reviewer: dict[int, int] = defaultdict(int)
     for assignment in new:
         per_reviewer[assignment.reviewer_id] += 1
     return OpenSummary(claims=len(claims), created=len(new), per_reviewer=dict(per_reviewer))
-
-
-def _with_submitted_sheets(claim_ids: set[int]) -> list[int]:
-    """The claims among these with a submitted sheet: the only ones whose facts can change."""
-    ids = sorted(claim_ids)
-    found: list[int] = []
-    for start in range(0, len(ids), FACTS_CHUNK):
-        found += (
-            AuditSheet.objects.filter(
-                claim_id__in=ids[start : start + FACTS_CHUNK], status=AuditSheet.Status.SUBMITTED
-            )
-            .values_list("claim_id", flat=True)
-            .distinct()
-        )
-    return found
 
 
 def _claims_to_judge(audit_set: AuditSet):
@@ -243,9 +223,9 @@ def reviewer_replace(
         audit_set.reviewers.add(joining)
         audit_set.reviewers.remove(leaving)
         # Dropping a reviewer can complete a claim whose other sheets are all in.
-        claims_compare(claim_ids=touched)
-        reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=[leaving.pk, joining.pk])
-        agreement_facts_refresh(claim_ids=touched)
+        claims_changed(
+            audit_set_id=audit_set.pk, claim_ids=touched, reviewer_ids=[leaving.pk, joining.pk]
+        )
     return ReplaceSummary(moved=len(moved_ids), kept=kept, dropped=len(dropped_ids))
 
 
@@ -366,10 +346,8 @@ def sheet_submit(
         sheet.submitted_at = timezone.now()
         sheet._history_user = user
         sheet.save()
-        reviewer_tally_move(sheet=sheet, by=1)
         # The last sheet in decides: unanimous gold, or a place in the lead's queue.
-        claims_compare(claim_ids=[sheet.claim_id])
-        agreement_facts_refresh(claim_ids=[sheet.claim_id])
+        claims_changed(claim_ids=[sheet.claim_id])
     return sheet
 
 
@@ -405,10 +383,8 @@ def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
         sheet.version += 1
         sheet._history_user = user
         sheet.save()
-        reviewer_tally_move(sheet=sheet, by=-1)
         # A claim with a sheet back in draft leaves the adjudication queue.
-        claims_compare(claim_ids=[sheet.claim_id])
-        agreement_facts_refresh(claim_ids=[sheet.claim_id])
+        claims_changed(claim_ids=[sheet.claim_id])
     return sheet
 
 
@@ -635,9 +611,11 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
         claim.split_by = by
         claim.split_at = timezone.now()
         claim.save(update_fields=["split_by", "split_at"])
-        # A split claim is judged through its atomic claims: it leaves the queue.
-        claims_compare(claim_ids=[claim.pk, *(child.pk for child in children)])
-        reviewer_tallies_refresh(audit_set_id=audit_set.pk, reviewer_ids=reviewer_ids)
-        # Its sheets lost their assignments: they no longer count towards agreement.
-        agreement_facts_refresh(claim_ids=[claim.pk])
+        # A split claim is judged through its atomic claims: it leaves the queue, and its
+        # sheets, which lost their assignments, no longer count towards agreement.
+        claims_changed(
+            audit_set_id=audit_set.pk,
+            claim_ids=[claim.pk, *(child.pk for child in children)],
+            reviewer_ids=reviewer_ids,
+        )
     return children

@@ -1,5 +1,5 @@
 """The stored review status of claims (Claim.review_status), kept equal to the status
-computed from assignments, sheets, gold and splits by the services that change them."""
+computed from assignments, sheets, gold and splits by services.claims_changed."""
 
 from __future__ import annotations
 

@@ -1,12 +1,10 @@
 """Per reviewer and set: claims assigned and submitted (ReviewerTally), so the review page
-shows progress in one row read. Counted again when assignments change (rare: opening,
-replacing, splitting, restoring); moved by one when a sheet is submitted or reopened."""
+shows progress in one row read. Counted again, for the reviewers concerned, by
+services.claims_changed after every write."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-from django.db.models import F
 
 from audit.models import Assignment, AuditSheet, ReviewerTally
 
@@ -36,20 +34,3 @@ def reviewer_tallies_refresh(*, audit_set_id: int, reviewer_ids: Iterable[int] |
             reviewer_id=reviewer_id,
             defaults={"assigned": mine.count(), "submitted": submitted},
         )
-
-
-def reviewer_tally_move(*, sheet: AuditSheet, by: int) -> None:
-    """A sheet of an assigned claim was submitted (+1) or reopened (-1)."""
-    audit_set_id = (
-        Assignment.objects.filter(claim_id=sheet.claim_id, reviewer_id=sheet.reviewer_id)
-        .values_list("claim__answer__audit_set_id", flat=True)
-        .first()
-    )
-    if audit_set_id is None:
-        return  # not assigned (any more): the sheet does not count
-    moved = ReviewerTally.objects.filter(
-        audit_set_id=audit_set_id, reviewer_id=sheet.reviewer_id
-    ).update(submitted=F("submitted") + by)
-    if not moved:
-        # No tally yet (assignments written by hand): count it once.
-        reviewer_tallies_refresh(audit_set_id=audit_set_id, reviewer_ids=[sheet.reviewer_id])
