@@ -1,0 +1,319 @@
+"""Reads for release metrics and run comparison: runs, verdicts, claim labels, criteria."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import (
+    Max,
+    Q,
+    QuerySet,
+)
+from django.db.models.functions import Left
+from django.http import Http404
+
+from audit import judgments
+from audit.comparison import RunClaim
+from audit.metrics import ClaimLabel
+from audit.models import (
+    QUEUE_ORDER,
+    Adjudication,
+    Answer,
+    AuditSet,
+    AuditSheet,
+    Claim,
+    ClaimCheck,
+)
+from audit.selectors.adjudication import set_systems
+from audit.selectors.blindness import blind_claims
+
+# ------------------------------------------------------------------------- release metrics
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run to report on or compare: a system of the set, or one import batch."""
+
+    key: str  # "system:<name>" or "import:<pk>"
+    name: str
+
+
+def set_runs(*, audit_set: AuditSet) -> list[Run]:
+    runs = [Run(f"system:{name}", name) for name in set_systems(audit_set=audit_set)]
+    for batch in audit_set.imports.order_by("created_at", "pk").only("pk", "filename"):
+        runs.append(Run(f"import:{batch.pk}", f"import #{batch.pk} · {batch.filename}"))
+    return runs
+
+
+def compare_defaults(*, audit_set: AuditSet) -> tuple[str, str] | None:
+    """The run keys the comparison page starts with: the set's two most recently imported
+    systems, older first; the two latest import batches when it has one system only."""
+    systems = list(
+        Answer.objects.filter(audit_set=audit_set)
+        .values("system")
+        .annotate(latest=Max("created_at"), last_pk=Max("pk"))
+        .order_by("-latest", "-last_pk")
+        .values_list("system", flat=True)[:2]
+    )
+    if len(systems) == 2:
+        return f"system:{systems[1]}", f"system:{systems[0]}"
+    batches = list(
+        audit_set.imports.order_by("-created_at", "-pk").values_list("pk", flat=True)[:2]
+    )
+    if len(batches) == 2:
+        return f"import:{batches[1]}", f"import:{batches[0]}"
+    return None
+
+
+def _run_filter(run_key: str | None) -> Q:
+    if not run_key:
+        return Q()
+    kind, _, value = run_key.partition(":")
+    if kind == "system":
+        return Q(answer__system=value)
+    if kind == "import" and value.isdigit():
+        return Q(answer__import_batch_id=int(value))
+    raise Http404("No such run.")
+
+
+def _evidence_spans(evidence: list) -> tuple[tuple[int, int, int], ...]:
+    spans = []
+    for item in evidence or []:
+        try:
+            spans.append((int(item["passage"]), int(item["start"]), int(item["end"])))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return tuple(spans)
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    judgment: str | None
+    provisional: bool
+    verification_worthy: bool
+    evidence: tuple[tuple[int, int, int], ...]
+    wrong_passage: int | None
+    numbers_overridden: bool = False
+
+
+def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
+    """Gold where adjudicated; else the submitted sheets' shared judgment, provisional.
+
+    A claim the viewer still reviews has no verdict for them (see blind_claims).
+    """
+    if viewer is not None:
+        claims = claims.exclude(pk__in=blind_claims(user=viewer))
+    verdicts: dict[int, _Verdict] = {}
+    for row in Adjudication.objects.filter(claim__in=claims).values(
+        "claim_id",
+        "judgment",
+        "verification_worthy",
+        "evidence",
+        "wrong_citation_passage__position",
+        "numbers_overridden",
+    ):
+        verdicts[row["claim_id"]] = _Verdict(
+            row["judgment"],
+            False,
+            row["verification_worthy"],
+            _evidence_spans(row["evidence"]),
+            row["wrong_citation_passage__position"],
+            row["numbers_overridden"],
+        )
+    sheets: dict[int, list[dict]] = defaultdict(list)
+    for row in (
+        AuditSheet.objects.filter(claim__in=claims, status=AuditSheet.Status.SUBMITTED)
+        .exclude(claim_id__in=list(verdicts))
+        .order_by("pk")
+        .values(
+            "claim_id",
+            "judgment",
+            "verification_worthy",
+            "evidence",
+            "wrong_citation_passage__position",
+        )
+    ):
+        sheets[row["claim_id"]].append(row)
+    for claim_id, rows in sheets.items():
+        agreed = len({row["judgment"] for row in rows}) == 1
+        first = rows[0]
+        verdicts[claim_id] = _Verdict(
+            first["judgment"] if agreed else None,
+            True,
+            # Left out of the denominator only when every reviewer says so.
+            any(row["verification_worthy"] for row in rows),
+            _evidence_spans(first["evidence"]) if agreed else (),
+            first["wrong_citation_passage__position"] if agreed else None,
+        )
+    return verdicts
+
+
+def run_claims(*, audit_set: AuditSet, run: str | None = None, viewer=None) -> list[RunClaim]:
+    """The set's top-level claims as the metrics see them (optionally one run: see
+    `set_runs`), each with its question; no answer or passage text is loaded.
+
+    A claim split into atomic claims takes the derived verdict of its atomic claims, and is
+    provisional when any of them is. Topics come from the answer's `metadata.topics`.
+    """
+    scope = Q(answer__audit_set=audit_set) & _run_filter(run)
+    claims = Claim.objects.filter(scope)
+    top = list(
+        claims.filter(parent__isnull=True)
+        .order_by(*QUEUE_ORDER)
+        .values(
+            "pk",
+            "text",
+            "answer_id",
+            "answer__system",
+            "answer__question__external_id",
+            "cited_unknown",
+            "is_uncited",
+        )
+    )
+    children: dict[int, list[int]] = defaultdict(list)
+    for pk, parent_id in (
+        claims.filter(parent__isnull=False).order_by("order").values_list("pk", "parent_id")
+    ):
+        children[parent_id].append(pk)
+    citations: dict[int, list[int]] = defaultdict(list)
+    for claim_id, position in (
+        Claim.citations.through.objects.filter(claim__in=claims)
+        .order_by("passage__position")
+        .values_list("claim_id", "passage__position")
+    ):
+        citations[claim_id].append(position)
+    ungrounded = {
+        claim_id: sum(1 for n in numbers or [] if not n.get("grounded"))
+        for claim_id, numbers in ClaimCheck.objects.filter(claim__in=claims).values_list(
+            "claim_id", "numbers"
+        )
+    }
+    topics = {}
+    for pk, metadata in (
+        Answer.objects.filter(claims__in=claims).distinct().values_list("pk", "metadata")
+    ):
+        raw = metadata.get("topics", []) if isinstance(metadata, dict) else []
+        topics[pk] = (
+            frozenset(t for t in raw if isinstance(t, str))
+            if isinstance(raw, list)
+            else frozenset()
+        )
+    verdicts = _verdicts(claims, viewer=viewer)
+    unjudged = _Verdict(None, True, True, (), None)
+
+    result = []
+    for row in top:
+        verdict = verdicts.get(row["pk"], unjudged)
+        parts = children.get(row["pk"])
+        if parts:
+            atomic = [verdicts.get(pk, unjudged) for pk in parts]
+            verdict = _Verdict(
+                judgments.derived_verdict([v.judgment for v in atomic]),
+                any(v.provisional for v in atomic),
+                any(v.verification_worthy for v in atomic),
+                tuple(span for v in atomic for span in v.evidence),
+                next((v.wrong_passage for v in atomic if v.wrong_passage), None),
+                # The parent's numbers are spread over its atomic claims: overridden once
+                # a lead overrode every atomic claim whose own check misses a number.
+                any(v.numbers_overridden for v in atomic)
+                and all(
+                    v.numbers_overridden
+                    for pk, v in zip(parts, atomic, strict=True)
+                    if ungrounded.get(pk, 0)
+                ),
+            )
+        unknown = [m for m in row["cited_unknown"] or [] if isinstance(m, int)]
+        label = ClaimLabel(
+            claim_id=row["pk"],
+            answer_id=row["answer_id"],
+            system=row["answer__system"],
+            judgment=verdict.judgment,
+            provisional=verdict.provisional,
+            verification_worthy=verdict.verification_worthy,
+            citations=tuple(citations.get(row["pk"], ())),
+            cited_unknown=tuple(unknown),
+            evidence=verdict.evidence,
+            wrong_citation_passage=verdict.wrong_passage,
+            ungrounded_numbers=ungrounded.get(row["pk"], 0),
+            numbers_overridden=verdict.numbers_overridden,
+            topics=topics.get(row["answer_id"], frozenset()),
+            uncited=row["is_uncited"],
+        )
+        result.append(RunClaim(row["answer__question__external_id"], row["text"], label))
+    return result
+
+
+def run_question_ids(*, audit_set: AuditSet, run: str) -> set[str]:
+    """External ids of the questions a run (see `set_runs`) has an answer to."""
+    kind, _, value = run.partition(":")
+    answers = Answer.objects.filter(audit_set=audit_set)
+    if kind == "system":
+        answers = answers.filter(system=value)
+    elif kind == "import" and value.isdigit():
+        answers = answers.filter(import_batch_id=int(value))
+    else:
+        raise Http404("No such run.")
+    return set(answers.values_list("question__external_id", flat=True))
+
+
+def number_overrides(*, audit_set: AuditSet) -> list[Adjudication]:
+    """Gold records of the set whose number check a lead overrode, by system then claim,
+    each with `snippet` (the claim's first 200 characters) and `missing` (the numbers the
+    matcher did not find)."""
+    rows = list(
+        Adjudication.objects.filter(claim__answer__audit_set=audit_set, numbers_overridden=True)
+        .annotate(snippet=Left("claim__text", 200))
+        .select_related("claim__answer", "lead")
+        .only(
+            "pk",
+            "claim_id",
+            "numbers_override_reason",
+            "updated_at",
+            "claim__answer__system",
+            "lead__username",
+        )
+        .order_by("claim__answer__system", "claim__answer_id", "claim__order", "pk")
+    )
+    numbers = dict(
+        ClaimCheck.objects.filter(claim_id__in=[r.claim_id for r in rows]).values_list(
+            "claim_id", "numbers"
+        )
+    )
+    for row in rows:
+        row.missing = [n["token"] for n in numbers.get(row.claim_id) or [] if not n["grounded"]]
+    return rows
+
+
+def claim_labels(*, audit_set: AuditSet, run: str | None = None, viewer=None) -> list[ClaimLabel]:
+    """metrics.ClaimLabel rows of the set's top-level claims (see `run_claims`)."""
+    return [claim.label for claim in run_claims(audit_set=audit_set, run=run, viewer=viewer)]
+
+
+def answer_names(*, ids: list[int]) -> dict[int, Answer]:
+    """Answers by pk with their question id and system, for a page of the per-answer table."""
+    return {
+        answer.pk: answer
+        for answer in Answer.objects.filter(pk__in=ids)
+        .select_related("question")
+        .only("pk", "external_id", "system", "question__external_id")
+    }
+
+
+def criteria_changes(*, audit_set: AuditSet) -> QuerySet:
+    return audit_set.criteria_changes.select_related("by")
+
+
+def criteria_locked_since(*, audit_set: AuditSet):
+    """When the set's first sheet was submitted (criteria locked since), or None."""
+    if audit_set.criteria_locked_at is not None:
+        return audit_set.criteria_locked_at
+    first = (
+        AuditSheet.objects.filter(
+            claim__answer__audit_set=audit_set, status=AuditSheet.Status.SUBMITTED
+        )
+        .order_by("submitted_at")
+        .values_list("submitted_at", flat=True)
+        .first()
+    )
+    return first

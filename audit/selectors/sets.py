@@ -1,0 +1,392 @@
+"""Reads for set pages: set lists, answers, claim rows, status counts and progress."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce, Left
+from django.http import Http404
+
+from audit import roles
+from audit.models import (
+    QUEUE_ORDER,
+    Answer,
+    Assignment,
+    AuditSet,
+    AuditSheet,
+    Claim,
+    ClaimCheck,
+    GuidelineFlag,
+    ReviewStatus,
+)
+from audit.selectors.blindness import blind_claim_ids, blind_claims, sets_visible_to
+
+
+def _claim_count(filter_q: Q | None = None, outer: str = "audit_set") -> Subquery:
+    # A subquery per column keeps each count exact without one big multiplying join.
+    claims = Claim.objects.filter(**{f"answer__{outer}": OuterRef("pk")}, parent__isnull=True)
+    if filter_q is not None:
+        claims = claims.filter(filter_q)
+    return Coalesce(
+        Subquery(
+            claims.order_by().values(f"answer__{outer}").annotate(n=Count("pk")).values("n"),
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+
+
+def set_list_rows(*, user) -> QuerySet[AuditSet]:
+    answers = Coalesce(
+        Subquery(
+            Answer.objects.filter(audit_set=OuterRef("pk"))
+            .order_by()
+            .values("audit_set")
+            .annotate(n=Count("pk"))
+            .values("n"),
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+    return sets_visible_to(user=user).annotate(
+        answer_count=answers,
+        claim_count=_claim_count(),
+        uncited_count=_claim_count(Q(is_uncited=True)),
+        unknown_count=_claim_count(~Q(cited_unknown=[])),
+    )
+
+
+def answer_rows(*, audit_set: AuditSet) -> QuerySet[Answer]:
+    """The set page's answer list, without loading any answer or passage text."""
+
+    def count(filter_q: Q | None = None) -> Subquery:
+        claims = Claim.objects.filter(answer=OuterRef("pk"), parent__isnull=True)
+        if filter_q is not None:
+            claims = claims.filter(filter_q)
+        return Coalesce(
+            Subquery(
+                claims.order_by().values("answer").annotate(n=Count("pk")).values("n"),
+                output_field=IntegerField(),
+            ),
+            Value(0),
+        )
+
+    return (
+        Answer.objects.filter(audit_set=audit_set)
+        .select_related("question")
+        .only(
+            "pk",
+            "external_id",
+            "system",
+            "is_partial",
+            "question__external_id",
+            "question__text",
+            "import_batch_id",
+            "audit_set_id",
+        )
+        .annotate(
+            claim_count=count(),
+            uncited_count=count(Q(is_uncited=True)),
+            unknown_count=count(~Q(cited_unknown=[])),
+            verified_count=count(Q(machine_check__label=ClaimCheck.Label.VERIFIED)),
+        )
+    )
+
+
+def set_for_user(*, user, pk: int) -> AuditSet:
+    try:
+        return sets_visible_to(user=user).get(pk=pk)
+    except AuditSet.DoesNotExist:
+        raise Http404("No such audit set.") from None
+
+
+def answer_for_user(*, user, pk: int) -> Answer:
+    visible = sets_visible_to(user=user)
+    try:
+        return Answer.objects.select_related("question", "audit_set").get(
+            pk=pk, audit_set__in=visible
+        )
+    except Answer.DoesNotExist:
+        raise Http404("No such answer.") from None
+
+
+@dataclass(frozen=True)
+class Distribution:
+    group: str
+    counts: dict[str, int]
+    total: int
+
+    def share(self, label: str) -> float:
+        return self.counts.get(label, 0) / self.total if self.total else 0.0
+
+
+def label_distribution(*, audit_set: AuditSet, by: str) -> list[Distribution]:
+    """Machine labels counted per system (by="system") or per import file (by="import")."""
+    key = "claim__answer__system" if by == "system" else "claim__answer__import_batch__filename"
+    rows = (
+        ClaimCheck.objects.filter(claim__answer__audit_set=audit_set, claim__parent__isnull=True)
+        .values(key, "label")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for row in rows:
+        counts[row[key] or "—"][row["label"]] += row["n"]
+    return [
+        Distribution(group=g, counts=dict(c), total=sum(c.values()))
+        for g, c in sorted(counts.items())
+    ]
+
+
+def review_candidates() -> QuerySet:
+    """Users a lead can choose as reviewers of a set."""
+    return (
+        get_user_model()
+        .objects.filter(groups__name=roles.REVIEWER, is_active=True)
+        .order_by("username")
+    )
+
+
+def _submitted_by_assignee(**filters) -> QuerySet[AuditSheet]:
+    # A sheet counts only while its reviewer is still assigned to the claim (a split or a
+    # replacement can leave sheets behind that nobody is waiting for).
+    return AuditSheet.objects.filter(
+        status=AuditSheet.Status.SUBMITTED, claim__assignments__reviewer=F("reviewer"), **filters
+    )
+
+
+def _count(queryset: QuerySet, group: str) -> Coalesce:
+    return Coalesce(
+        Subquery(
+            queryset.order_by().values(group).annotate(n=Count("pk")).values("n"),
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+
+
+def reviewer_set_rows(*, user) -> QuerySet[AuditSet]:
+    """The reviewer's home: their sets with their own assigned and done counts only."""
+    mine = Assignment.objects.filter(reviewer=user, claim__answer__audit_set=OuterRef("pk"))
+    done = AuditSheet.objects.filter(
+        reviewer=user,
+        status=AuditSheet.Status.SUBMITTED,
+        claim__answer__audit_set=OuterRef("pk"),
+        claim__assignments__reviewer=user,
+    )
+    return (
+        AuditSet.objects.filter(reviewers=user)
+        .annotate(
+            assigned=_count(mine, "reviewer"),
+            done=_count(done, "reviewer"),
+        )
+        .order_by("-review_opened_at", "name")
+    )
+
+
+def lead_set_rows(*, user) -> QuerySet[AuditSet]:
+    """A lead's home: every set with its review progress over all reviewers."""
+    assigned = Assignment.objects.filter(claim__answer__audit_set=OuterRef("pk"))
+    submitted = _submitted_by_assignee(claim__answer__audit_set=OuterRef("pk"))
+    return (
+        sets_visible_to(user=user)
+        .annotate(
+            assigned=_count(assigned.annotate(s=F("claim__answer__audit_set")), "s"),
+            done=_count(submitted.annotate(s=F("claim__answer__audit_set")), "s"),
+        )
+        .order_by("-created_at", "name")
+    )
+
+
+@dataclass(frozen=True)
+class ReviewerProgress:
+    reviewer_id: int
+    username: str
+    assigned: int
+    submitted: int
+    drafts: int
+    median_seconds: float | None
+    claims_per_hour: float | None
+    flags: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.submitted / self.assigned) if self.assigned else 0
+
+
+def reviewer_progress(*, audit_set: AuditSet) -> list[ReviewerProgress]:
+    """Per reviewer of a set: assigned, submitted and draft claims, active time, flags."""
+    in_set = {"claim__answer__audit_set": audit_set}
+    assigned = dict(
+        Assignment.objects.filter(**in_set)
+        .values("reviewer")
+        .annotate(n=Count("pk"))
+        .values_list("reviewer", "n")
+        .order_by()
+    )
+    status_counts: dict[int, Counter] = defaultdict(Counter)
+    for reviewer_id, status, n in (
+        AuditSheet.objects.filter(claim__assignments__reviewer=F("reviewer"), **in_set)
+        .values("reviewer", "status")
+        .annotate(n=Count("pk"))
+        .values_list("reviewer", "status", "n")
+        .order_by()
+    ):
+        status_counts[reviewer_id][status] = n
+    seconds: dict[int, list[int]] = defaultdict(list)
+    for reviewer_id, active in _submitted_by_assignee(**in_set).values_list(
+        "reviewer", "active_seconds"
+    ):
+        seconds[reviewer_id].append(active)
+    flags = dict(
+        GuidelineFlag.objects.filter(audit_set=audit_set)
+        .values("raised_by")
+        .annotate(n=Count("pk"))
+        .values_list("raised_by", "n")
+        .order_by()
+    )
+    people = (
+        get_user_model()
+        .objects.filter(Q(pk__in=assigned.keys()) | Q(review_sets=audit_set))
+        .distinct()
+        .order_by("username")
+        .values_list("pk", "username")
+    )
+    rows = []
+    for pk, username in people:
+        times = seconds.get(pk, [])
+        total = sum(times)
+        rows.append(
+            ReviewerProgress(
+                reviewer_id=pk,
+                username=username,
+                assigned=assigned.get(pk, 0),
+                submitted=status_counts[pk][AuditSheet.Status.SUBMITTED],
+                drafts=status_counts[pk][AuditSheet.Status.DRAFT],
+                median_seconds=statistics.median(times) if times else None,
+                claims_per_hour=round(3600 * len(times) / total, 1) if total else None,
+                flags=flags.get(pk, 0),
+            )
+        )
+    return rows
+
+
+def set_flags(*, audit_set: AuditSet, viewer=None) -> QuerySet[GuidelineFlag]:
+    """The set's guideline flags, less other people's flags on claims the viewer still
+    reviews: a reviewer's comment can say what they think of the claim."""
+    flags = GuidelineFlag.objects.filter(audit_set=audit_set)
+    if viewer is not None:
+        flags = flags.filter(~Q(claim_id__in=blind_claims(user=viewer)) | Q(raised_by=viewer))
+    return flags.select_related("raised_by", "claim__answer")
+
+
+class ClaimStatus:
+    """A claim's place in the review, as the lead's claims table shows it (stored on the
+    claim as Claim.review_status; see audit.services.statuses)."""
+
+    UNASSIGNED = ReviewStatus.UNASSIGNED
+    IN_REVIEW = ReviewStatus.IN_REVIEW
+    PARTLY = ReviewStatus.PARTLY
+    SUBMITTED = ReviewStatus.SUBMITTED
+    DISAGREEMENT = ReviewStatus.DISAGREEMENT
+    ADJUDICATED = ReviewStatus.ADJUDICATED
+    SPLIT = ReviewStatus.SPLIT
+    CHOICES = tuple(ReviewStatus.choices)
+
+
+def _assigned_count() -> Coalesce:
+    return _count(Assignment.objects.filter(claim=OuterRef("pk")), "claim")
+
+
+def _submitted_count() -> Coalesce:
+    # Only a split can leave a submitted sheet without its assignment, and a split claim's
+    # status is "split" whatever its sheets say: no join on assignments needed here.
+    submitted = AuditSheet.objects.filter(claim=OuterRef("pk"), status=AuditSheet.Status.SUBMITTED)
+    return _count(submitted, "claim")
+
+
+class ClaimRowQuerySet(QuerySet):
+    """claim_rows' queryset: a slice that starts past the first row fetches the page's keys
+    first (an index-only walk of the queue order), so the per-row count subqueries run for
+    the page's rows, not for every skipped one."""
+
+    def __getitem__(self, k):
+        if not isinstance(k, slice) or not k.start or self._result_cache is not None:
+            return super().__getitem__(k)
+        keys = list(QuerySet.__getitem__(self.values_list("pk", flat=True), k))
+        rows = {row.pk: row for row in self.filter(pk__in=keys)}
+        return [rows[pk] for pk in keys]
+
+
+def claim_rows(*, audit_set: AuditSet, viewer=None) -> QuerySet[Claim]:
+    """The lead's claims table: status, counts and machine label, without any long text.
+
+    The status is the stored, indexed Claim.review_status, and the order is the
+    claim_queue_idx index's, so a page (even a deep one, or one of a rare status) does not
+    sort or evaluate the whole set; the counts are correlated subqueries for the page's rows.
+    A claim the viewer still reviews reads "in review" with no submitted sheet.
+    """
+    status = F("review_status")
+    submitted_count = _submitted_count()
+    blind = blind_claim_ids(user=viewer, audit_set=audit_set) if viewer is not None else ()
+    if blind:
+        status = Case(
+            When(pk__in=blind, then=Value(ReviewStatus.IN_REVIEW)),
+            default=F("review_status"),
+        )
+        submitted_count = Case(When(pk__in=blind, then=Value(0)), default=submitted_count)
+    return (
+        ClaimRowQuerySet(Claim)
+        .filter(answer__audit_set=audit_set)
+        .select_related("answer")
+        .only(
+            "pk",
+            "order",
+            "parent_id",
+            "location",
+            "answer_id",
+            "review_status",
+            "answer__external_id",
+        )
+        .annotate(
+            snippet=Left("text", 160),
+            system=F("answer__system"),
+            label=F("machine_check__label"),
+            assigned_count=_assigned_count(),
+            submitted_count=submitted_count,
+            status=status,
+        )
+        .prefetch_related(
+            Prefetch(
+                "assignments",
+                queryset=Assignment.objects.select_related("reviewer")
+                .only("claim_id", "reviewer__username")
+                .order_by("reviewer__username"),
+            )
+        )
+        .order_by(*QUEUE_ORDER)
+    )
+
+
+def status_counts(*, audit_set: AuditSet) -> dict[str, int]:
+    rows = Claim.objects.filter(answer__audit_set=audit_set).order_by()
+    counts = Counter(
+        dict(rows.values("review_status").annotate(n=Count("pk")).values_list("review_status", "n"))
+    )
+    return {code: counts.get(code, 0) for code, _ in ClaimStatus.CHOICES}
