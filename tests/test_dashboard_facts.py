@@ -13,7 +13,7 @@ from collections import defaultdict
 import pytest
 from django.core.management import call_command
 
-from audit import agreement, dashboard, judgments, matching, services
+from audit import agreement, judgments, matching, services
 from audit.agreement import Rating
 from audit.judgments import (
     CONTRADICTED,
@@ -34,6 +34,7 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
+from audit.selectors import dashboard
 from audit.services.disagreements import evidence_keys
 from audit.services.exports import export_stream
 from tests.conftest import FIXTURES, import_file

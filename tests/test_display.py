@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from audit.display import MatchScore, match_score
 from audit.models import Claim, ClaimCheck
+from audit.views.display import MatchScore, match_score
 
 
 def _check(label: str, best_score: float, numbers: list[dict] = ()) -> ClaimCheck:

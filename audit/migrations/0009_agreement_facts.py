@@ -10,7 +10,7 @@ from django.db import migrations, models
 
 
 # Frozen here as they were when this migration was written (services/facts.py,
-# audit/agreement.py, audit/display.py): a migration must give the same rows whatever the
+# audit/agreement.py, audit/views/display.py): a migration must give the same rows whatever the
 # live code becomes later.
 CHUNK = 2000
 MACHINE_HINTS = 3

@@ -7,7 +7,8 @@ from urllib.parse import urlsplit
 
 from django import template
 
-from audit import display, judgments
+from audit import judgments
+from audit.views import display
 
 register = template.Library()
 

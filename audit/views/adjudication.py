@@ -15,12 +15,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django_tables2 import RequestConfig
 
-from audit import display, judgments, selectors, services
+from audit import judgments, selectors, services
 from audit.filters import AdjudicationQueueFilter
 from audit.forms import AdjudicationForm, AdjudicationSettingsForm
 from audit.models import Adjudication, AuditSheet, Claim, Passage, Severity
 from audit.tables import AdjudicationQueueTable, sheet_letter
-from audit.views import access
+from audit.views import access, display
 from audit.views.access import HtmxHttpRequest
 
 PER_PAGE = 50

@@ -14,12 +14,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from audit import dashboard, judgments, selectors, services
+from audit import judgments, selectors, services
 from audit.agreement import BINARY_NOT, ConfusionMatrix
-from audit.dashboard import REVIEWERS, Dashboard, Reviewer
 from audit.formats.records import Budget, FormatError
 from audit.forms import DashboardFilterForm, VerdictUploadForm
 from audit.models import AuditSet, RaterLabel
+from audit.selectors import dashboard
+from audit.selectors.dashboard import REVIEWERS, Dashboard, Reviewer
 from audit.tables import sheet_letter
 from audit.views import access
 

@@ -7,10 +7,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from audit import display, evidence, matching, selectors
+from audit import evidence, matching, selectors
 from audit.models import AuditSheet, Claim
 from audit.roles import is_lead
-from audit.views import access
+from audit.views import access, display
 
 
 @require_safe

@@ -16,11 +16,11 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from audit import display, judgments, matching, selectors, services
+from audit import judgments, matching, selectors, services
 from audit.forms import ClaimSplitForm, FlagForm, SheetForm
 from audit.models import AuditSheet, Claim, GuidelineFlag
 from audit.roles import is_lead
-from audit.views import access
+from audit.views import access, display
 from audit.views.access import HtmxHttpRequest
 
 TAB_ID = re.compile(r"[A-Za-z0-9-]{8,40}")
