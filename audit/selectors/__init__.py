@@ -27,6 +27,7 @@ from audit.selectors.blindness import (
 )
 from audit.selectors.release import (
     Run,
+    UnknownRun,
     answer_names,
     claim_labels,
     compare_defaults,
@@ -109,6 +110,7 @@ __all__ = [
     "set_systems",
     "claims_by_ids",
     "Run",
+    "UnknownRun",
     "set_runs",
     "compare_defaults",
     "run_claims",

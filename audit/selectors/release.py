@@ -11,7 +11,6 @@ from django.db.models import (
     QuerySet,
 )
 from django.db.models.functions import Left
-from django.http import Http404
 
 from audit import judgments
 from audit.comparison import RunClaim
@@ -29,6 +28,10 @@ from audit.selectors.adjudication import set_systems
 from audit.selectors.blindness import blind_claims
 
 # ------------------------------------------------------------------------- release metrics
+
+
+class UnknownRun(LookupError):
+    """A run key that names neither a system nor an import of the set (views answer 404)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def _run_filter(run_key: str | None) -> Q:
         return Q(answer__system=value)
     if kind == "import" and value.isdigit():
         return Q(answer__import_batch_id=int(value))
-    raise Http404("No such run.")
+    raise UnknownRun(run_key)
 
 
 def _evidence_spans(evidence: list) -> tuple[tuple[int, int, int], ...]:
@@ -253,7 +256,7 @@ def run_question_ids(*, audit_set: AuditSet, run: str) -> set[str]:
     elif kind == "import" and value.isdigit():
         answers = answers.filter(import_batch_id=int(value))
     else:
-        raise Http404("No such run.")
+        raise UnknownRun(run)
     return set(answers.values_list("question__external_id", flat=True))
 
 

@@ -21,7 +21,6 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Coalesce, Left
-from django.http import Http404
 
 from audit import roles
 from audit.models import (
@@ -109,21 +108,23 @@ def answer_rows(*, audit_set: AuditSet) -> QuerySet[Answer]:
     )
 
 
-def set_for_user(*, user, pk: int) -> AuditSet:
+def set_for_user(*, user, pk: int) -> AuditSet | None:
+    """The set if the user may see it, else None (the view answers 404)."""
     try:
         return sets_visible_to(user=user).get(pk=pk)
     except AuditSet.DoesNotExist:
-        raise Http404("No such audit set.") from None
+        return None
 
 
-def answer_for_user(*, user, pk: int) -> Answer:
+def answer_for_user(*, user, pk: int) -> Answer | None:
+    """The answer if the user may see its set, else None (the view answers 404)."""
     visible = sets_visible_to(user=user)
     try:
         return Answer.objects.select_related("question", "audit_set").get(
             pk=pk, audit_set__in=visible
         )
     except Answer.DoesNotExist:
-        raise Http404("No such answer.") from None
+        return None
 
 
 @dataclass(frozen=True)

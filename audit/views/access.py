@@ -39,16 +39,26 @@ def require_lead(request: HttpRequest) -> None:
 
 def get_set_for_user(request: HttpRequest, pk: int) -> AuditSet:
     """A set the user reviews in, or any set for a lead."""
-    return selectors.set_for_user(user=request.user, pk=pk)
+    return _set_or_404(request, pk)
 
 
 def get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
     require_lead(request)
-    return selectors.set_for_user(user=request.user, pk=pk)
+    return _set_or_404(request, pk)
 
 
 def get_answer_for_user(request: HttpRequest, pk: int) -> Answer:
-    return selectors.answer_for_user(user=request.user, pk=pk)
+    answer = selectors.answer_for_user(user=request.user, pk=pk)
+    if answer is None:
+        raise Http404("No such answer.")
+    return answer
+
+
+def _set_or_404(request: HttpRequest, pk: int) -> AuditSet:
+    audit_set = selectors.set_for_user(user=request.user, pk=pk)
+    if audit_set is None:
+        raise Http404("No such audit set.")
+    return audit_set
 
 
 def get_claim_for_lead(request: HttpRequest, pk: int) -> Claim:

@@ -308,14 +308,17 @@ def set_compare(request: HttpRequest, pk: int) -> HttpResponse:
     ctx: dict = {"audit_set": audit_set, "here": "compare", "form": form}
     if form.is_bound and form.is_valid():
         a, b = form.cleaned_data["a"], form.cleaned_data["b"]
-        result = comparison.compare_runs(
-            selectors.run_claims(audit_set=audit_set, run=a, viewer=request.user),
-            selectors.run_claims(audit_set=audit_set, run=b, viewer=request.user),
-            name_a=names[a],
-            name_b=names[b],
-            questions_a=selectors.run_question_ids(audit_set=audit_set, run=a),
-            questions_b=selectors.run_question_ids(audit_set=audit_set, run=b),
-        )
+        try:
+            result = comparison.compare_runs(
+                selectors.run_claims(audit_set=audit_set, run=a, viewer=request.user),
+                selectors.run_claims(audit_set=audit_set, run=b, viewer=request.user),
+                name_a=names[a],
+                name_b=names[b],
+                questions_a=selectors.run_question_ids(audit_set=audit_set, run=a),
+                questions_b=selectors.run_question_ids(audit_set=audit_set, run=b),
+            )
+        except selectors.UnknownRun:
+            raise Http404("No such run.") from None
         ctx.update(
             {
                 "result": result,
