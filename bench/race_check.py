@@ -31,7 +31,7 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from fault_test import _CSRF, PASSWORD, _free_port, _start  # noqa: E402
+from fault_test import PASSWORD, _free_port, _login, _start  # noqa: E402
 
 SETUP = """
 import django; django.setup()
@@ -82,22 +82,6 @@ def _database_url() -> str:
             subprocess.run(["psql", admin, "-qc", sql], check=True, capture_output=True)
         return urlunsplit(parts._replace(path="/citeaudit_race"))
     return f"sqlite:///{tempfile.mkdtemp(prefix='citeaudit-race-')}/race.sqlite3"
-
-
-def _login(base: str, name: str) -> requests.Session:
-    session = requests.Session()
-    page = session.get(base + "/login/", timeout=30)
-    home = session.post(
-        base + "/login/",
-        timeout=30,
-        data={
-            "username": name,
-            "password": PASSWORD,
-            "csrfmiddlewaretoken": _CSRF.search(page.text).group(1),
-        },
-    )
-    session.headers["X-CSRFToken"] = _CSRF.search(home.text).group(1)
-    return session
 
 
 def _tab(session: requests.Session) -> requests.Session:
