@@ -24,8 +24,8 @@ from audit.models import (
     Question,
     Rater,
     RaterLabel,
+    ReleaseFact,
     ReviewerTally,
-    SetRevision,
     SheetFact,
 )
 
@@ -226,7 +226,7 @@ class CriteriaChangeAdmin(admin.ModelAdmin):
 
 @admin.register(ReviewerTally)
 class ReviewerTallyAdmin(admin.ModelAdmin):
-    """Read-only: the services keep tallies (services.reviewer_tallies_refresh recounts)."""
+    """Read-only: services.claims_changed keeps tallies."""
 
     list_display = ["audit_set", "reviewer", "assigned", "submitted"]
     list_select_related = ["audit_set", "reviewer"]
@@ -269,17 +269,17 @@ class ClaimFactAdmin(FactAdmin):
     list_display = ["claim", "sheets", "profile", "evidence_jaccard"]
 
 
-@admin.register(SetRevision)
-class SetRevisionAdmin(admin.ModelAdmin):
-    """Moved by services.claims_changed only: read it, never edit it."""
+@admin.register(ReleaseFact)
+class ReleaseFactAdmin(DerivedStateAdmin):
+    """Written by services.claims_changed: read it. It can be deleted, with its claim or on
+    its own, and deleting it on its own only has claims_changed write it again from the
+    claim's current label."""
 
-    list_display = ["audit_set", "token"]
+    list_display = ["claim", "system", "supported", "provisional", "contradicted"]
+    raw_id_fields = ["claim"]
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
 
     def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
         return False

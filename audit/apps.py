@@ -1,6 +1,18 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _backfill_release_facts(sender, **kwargs) -> None:
+    # Live code after the schema is current: a data migration may not import it
+    # (tests/test_migrations.py), and the facts are the services' own derived rows.
+    from audit.services.release import release_facts_backfill
+
+    release_facts_backfill()
 
 
 class AuditConfig(AppConfig):
     name = "audit"
     verbose_name = "Citeaudit"
+
+    def ready(self) -> None:
+        post_migrate.connect(_backfill_release_facts, sender=self)

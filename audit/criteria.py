@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from audit import judgments
-from audit.metrics import ClaimLabel
+from audit.metrics import ClaimLabel, ReleaseCounts
 
 
 class CriteriaError(ValueError):
@@ -81,6 +81,9 @@ class NoContradicted:
     def applies_to(self, claim: ClaimLabel) -> bool:
         return not self.topics or bool(self.topics & {t.casefold() for t in claim.topics})
 
+    def passes(self, counts: ReleaseCounts) -> bool:
+        return counts.contradicted_in(self.topics) == 0
+
     def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
         # Every claim counts, worthy or not: a source that says otherwise is a finding either way.
         failing = tuple(
@@ -114,6 +117,12 @@ class NumbersGrounded:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "only_supported": self.only_supported}
+
+    def passes(self, counts: ReleaseCounts) -> bool:
+        failing = (
+            counts.numbers_failing_supported if self.only_supported else counts.numbers_failing
+        )
+        return failing == 0
 
     def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
         # A claim marked not verification-worthy has nothing a reader would check, so a phone
@@ -166,6 +175,9 @@ class MinSupportedShare:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "percent": self.percent}
 
+    def passes(self, counts: ReleaseCounts) -> bool:
+        return counts.verifiable > 0 and counts.supported * 100 >= self.percent * counts.verifiable
+
     def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
         worthy = [c for c in claims if c.verification_worthy]
         supported = sum(c.fully_supported for c in worthy)
@@ -196,6 +208,9 @@ class UncitedOnlyIfNotWorthy:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind}
 
+    def passes(self, counts: ReleaseCounts) -> bool:
+        return counts.uncited_worthy == 0
+
     def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
         failing = tuple(c.claim_id for c in claims if c.uncited and c.verification_worthy)
         if failing:
@@ -221,6 +236,9 @@ class MaxWrongCitations:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "limit": self.limit}
+
+    def passes(self, counts: ReleaseCounts) -> bool:
+        return counts.wrong_citations <= self.limit
 
     def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
         wrong = tuple(c.claim_id for c in claims if c.is_wrong_citation)
@@ -332,6 +350,23 @@ def evaluate(
         passed=all(result.passed for result in results),
         provisional=any(claim.provisional for claim in claims),
         results=results,
+    )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Pass or fail and whether it is provisional, without the per-criterion details: what
+    the set page shows, decided from counts (see `decide_counts`)."""
+
+    passed: bool
+    provisional: bool
+
+
+def decide_counts(criteria: Iterable[Criterion], counts: ReleaseCounts) -> Outcome:
+    """The same pass or fail as `evaluate` on the claims these counts sum up."""
+    return Outcome(
+        passed=all(criterion.passes(counts) for criterion in criteria),
+        provisional=counts.provisional,
     )
 
 

@@ -249,6 +249,122 @@ def summarize(labels: Iterable[ClaimLabel]) -> SetMetrics:
     )
 
 
+@dataclass(frozen=True)
+class ReleaseFlags:
+    """What one top-level claim adds to its system's release summary: the facts that the
+    supported share, the provisional mark and every criterion's pass or fail read, and
+    nothing else. Stored per claim (services.claims_changed) so that the set page sums
+    them instead of rebuilding every label."""
+
+    worthy: bool
+    supported: bool  # verification-worthy and fully supported by its own citations
+    judged_supported: bool
+    provisional: bool
+    contradicted: bool
+    wrong_citation: bool
+    uncited_worthy: bool
+    # Verification-worthy, a number not found in the cited passages, not overridden by a lead.
+    numbers_failing: bool
+    # The answer's topics as criteria compare them (casefolded), sorted.
+    topics: tuple[str, ...] = ()
+
+
+def release_flags(label: ClaimLabel) -> ReleaseFlags:
+    worthy = label.verification_worthy
+    return ReleaseFlags(
+        worthy=worthy,
+        supported=worthy and label.fully_supported,
+        judged_supported=label.judgment == judgments.SUPPORTED,
+        provisional=label.provisional,
+        contradicted=label.judgment == judgments.CONTRADICTED,
+        wrong_citation=label.is_wrong_citation,
+        uncited_worthy=label.uncited and worthy,
+        numbers_failing=worthy and label.ungrounded_numbers > 0 and not label.numbers_overridden,
+        topics=tuple(sorted({topic.casefold() for topic in label.topics})),
+    )
+
+
+@dataclass(frozen=True)
+class ReleaseCounts:
+    """Sums of ReleaseFlags over a group of claims (a system, or the set): enough for the
+    supported share ("n of m"), the provisional mark and every criterion's pass or fail
+    (criteria.passes), though not for which claims fail: the report has those."""
+
+    claims: int = 0
+    verifiable: int = 0
+    supported: int = 0
+    provisional_claims: int = 0
+    wrong_citations: int = 0
+    uncited_worthy: int = 0
+    numbers_failing: int = 0
+    numbers_failing_supported: int = 0
+    # Contradicted claims by their answer's topics: a criterion may look at some topics only.
+    contradicted: tuple[tuple[tuple[str, ...], int], ...] = ()
+
+    def __add__(self, other: ReleaseCounts) -> ReleaseCounts:
+        contradicted: dict[tuple[str, ...], int] = dict(self.contradicted)
+        for topics, n in other.contradicted:
+            contradicted[topics] = contradicted.get(topics, 0) + n
+        return ReleaseCounts(
+            claims=self.claims + other.claims,
+            verifiable=self.verifiable + other.verifiable,
+            supported=self.supported + other.supported,
+            provisional_claims=self.provisional_claims + other.provisional_claims,
+            wrong_citations=self.wrong_citations + other.wrong_citations,
+            uncited_worthy=self.uncited_worthy + other.uncited_worthy,
+            numbers_failing=self.numbers_failing + other.numbers_failing,
+            numbers_failing_supported=self.numbers_failing_supported
+            + other.numbers_failing_supported,
+            contradicted=tuple(sorted((t, n) for t, n in contradicted.items() if n)),
+        )
+
+    @property
+    def provisional(self) -> bool:
+        return self.provisional_claims > 0
+
+    @property
+    def supported_text(self) -> str:
+        return f"{self.supported} of {self.verifiable}"
+
+    def contradicted_in(self, topics: frozenset[str] = frozenset()) -> int:
+        """Contradicted claims in answers tagged with any of these topics (all without)."""
+        return sum(n for tags, n in self.contradicted if not topics or topics & set(tags))
+
+
+def release_counts(flags: Iterable[ReleaseFlags]) -> ReleaseCounts:
+    return release_counts_weighted((f, 1) for f in flags)
+
+
+def release_counts_weighted(groups: Iterable[tuple[ReleaseFlags, int]]) -> ReleaseCounts:
+    """release_counts of `n` claims for each `(flags, n)`: from the database's GROUP BY."""
+    sums = dict.fromkeys(
+        (
+            "claims",
+            "verifiable",
+            "supported",
+            "provisional_claims",
+            "wrong_citations",
+            "uncited_worthy",
+            "numbers_failing",
+            "numbers_failing_supported",
+        ),
+        0,
+    )
+    contradicted: dict[tuple[str, ...], int] = {}
+    for f, n in groups:
+        sums["claims"] += n
+        sums["verifiable"] += n * f.worthy
+        sums["supported"] += n * f.supported
+        sums["provisional_claims"] += n * f.provisional
+        sums["wrong_citations"] += n * f.wrong_citation
+        sums["uncited_worthy"] += n * f.uncited_worthy
+        sums["numbers_failing"] += n * f.numbers_failing
+        sums["numbers_failing_supported"] += n * (f.numbers_failing and f.judged_supported)
+        if f.contradicted:
+            contradicted[f.topics] = contradicted.get(f.topics, 0) + n
+    return ReleaseCounts(**sums, contradicted=tuple(sorted(contradicted.items())))
+
+
 DISTRIBUTION_BUCKETS: tuple[tuple[str, str], ...] = (
     ("supported", "Supported"),
     ("partial", "Partially supported"),

@@ -401,20 +401,54 @@ class ReviewerTally(models.Model):
         return f"{self.reviewer} in {self.audit_set}: {self.submitted} of {self.assigned}"
 
 
-class SetRevision(models.Model):
-    """A token that changes whenever anything derived from a set's claims, or its settings,
-    changes (audit.services.derived.claims_changed). The set page's release overview is
-    cached under it, so it is never served from before the change. A random token written by
-    an upsert, not a counter: writers never read it, so they never wait on each other for it
-    beyond the row lock, taken last (audit.services.locks)."""
+class ReleaseFact(models.Model):
+    """A top-level claim as the set page's release summary counts it: the flags of its label
+    (metrics.ReleaseFlags), gold where adjudicated, else provisional from its sheets, derived
+    from its atomic claims once split. Written only by audit.services.release, from
+    services.claims_changed, in the transaction of the change; the set page sums these rows
+    (one GROUP BY) instead of rebuilding every claim's label."""
 
-    audit_set = models.OneToOneField(
-        AuditSet, on_delete=models.CASCADE, primary_key=True, related_name="revision"
+    claim = models.OneToOneField(
+        Claim, primary_key=True, on_delete=models.CASCADE, related_name="release_fact"
     )
-    token = models.CharField(max_length=32)
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="+")
+    # The answer's system, copied so the sum joins nothing.
+    system = models.CharField(max_length=200)
+    worthy = models.BooleanField()
+    supported = models.BooleanField()
+    judged_supported = models.BooleanField()
+    provisional = models.BooleanField()
+    contradicted = models.BooleanField()
+    wrong_citation = models.BooleanField()
+    uncited_worthy = models.BooleanField()
+    numbers_failing = models.BooleanField()
+    # The answer's topics, casefolded and sorted; read only for contradicted claims.
+    topics = models.JSONField(default=list)
+
+    class Meta:
+        indexes = [
+            # The set page's sum: flag combinations counted per system, contradicted claims
+            # apart (their topics are read). Every column it groups by is in the key, so the
+            # GROUP BY walks the index in order and never visits the table.
+            models.Index(
+                fields=[
+                    "audit_set",
+                    "contradicted",
+                    "system",
+                    "worthy",
+                    "supported",
+                    "judged_supported",
+                    "provisional",
+                    "wrong_citation",
+                    "uncited_worthy",
+                    "numbers_failing",
+                ],
+                name="releasefact_set_idx",
+            )
+        ]
 
     def __str__(self) -> str:
-        return f"{self.audit_set_id}: {self.token}"
+        return f"claim {self.claim_id} in {self.system}"
 
 
 class GuidelineFlag(models.Model):

@@ -250,7 +250,9 @@ def main() -> None:
         import audit.urls  # noqa: F401  (loads numpy, sklearn and krippendorff, as at startup)
         from audit import agreement
         from audit.models import Adjudication, AuditSet, Claim
-        from audit.services import agreement_facts_rebuild, set_compare, set_statuses_refresh
+        from audit.services.disagreements import set_compare
+        from audit.services.facts import agreement_facts_rebuild
+        from audit.services.statuses import set_statuses_refresh
 
         if args.reuse and AuditSet.objects.filter(name="Bench").exists():
             set_pk, lead = AuditSet.objects.get(name="Bench").pk, User.objects.get(username="lead")

@@ -1,8 +1,8 @@
 """The set page right after a change: a set built as bench_scale.py builds it, then rounds
 of one write through the review services (a reviewer submits a sheet) followed by the
-lead's visit to the set page, whose release overview must be rebuilt after every change
-(services.claims_changed moves the set's revision token). Warm visits, with no change in
-between, are timed too.
+lead's visit to the set page, whose release summary must show that change (it sums the
+release facts that services.claims_changed rewrote). Visits with no change in between are
+timed too.
 
     .venv/bin/python bench/bench_set_page.py [--answers 4000] [--rounds 10]
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from audit.criteria import (
     CriteriaError,
@@ -12,16 +14,25 @@ from audit.criteria import (
     MinSupportedShare,
     NoContradicted,
     NumbersGrounded,
+    Outcome,
     UncitedOnlyIfNotWorthy,
     criteria_from_dicts,
     criteria_to_dicts,
     criterion_from_dict,
+    decide_counts,
     evaluate,
     evaluate_by_system,
 )
 from audit.forms import CriteriaForm
-from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, WRONG_CITATION
-from audit.metrics import ClaimLabel
+from audit.judgments import (
+    CONTRADICTED,
+    JUDGMENT_CODES,
+    NOT_SUPPORTED,
+    PARTIAL,
+    SUPPORTED,
+    WRONG_CITATION,
+)
+from audit.metrics import ClaimLabel, release_counts, release_flags, summarize_claims
 
 
 def label(claim_id: int, **fields) -> ClaimLabel:
@@ -361,3 +372,50 @@ def test_numbers_grounded_passes_a_claim_whose_number_check_a_lead_overrode():
         "Number check overridden by a lead for 1 claim.",
         (),
     )
+
+
+# Counts decide as the labels do ----------------------------------------------------------
+
+_labels = st.builds(
+    ClaimLabel,
+    claim_id=st.integers(0, 1000),
+    answer_id=st.integers(0, 4),
+    system=st.just("s1"),
+    judgment=st.sampled_from([*JUDGMENT_CODES, None]),
+    provisional=st.booleans(),
+    verification_worthy=st.booleans(),
+    citations=st.lists(st.integers(1, 3), max_size=2).map(tuple),
+    wrong_citation_passage=st.none() | st.integers(1, 3),
+    ungrounded_numbers=st.integers(0, 2),
+    numbers_overridden=st.booleans(),
+    topics=st.frozensets(st.sampled_from(["Pay", "pay", "leave", " HR"])),
+    uncited=st.booleans(),
+)
+_criteria = st.one_of(
+    st.builds(NoContradicted, topics=st.frozensets(st.sampled_from(["pay", "Leave ", "hr"]))),
+    st.builds(NumbersGrounded, only_supported=st.booleans()),
+    st.builds(MinSupportedShare, percent=st.sampled_from([0, 50, 80, 100, 33.3])),
+    st.just(UncitedOnlyIfNotWorthy()),
+    st.builds(MaxWrongCitations, limit=st.integers(0, 3)),
+)
+
+
+@given(st.lists(_labels, max_size=12), st.lists(_criteria, max_size=4), st.integers(0, 12))
+def test_counts_of_stored_flags_decide_exactly_as_the_claims_do(labels, criteria, cut):
+    # The set page decides from sums of per-claim flags, summed in any grouping.
+    flags = [release_flags(claim) for claim in labels]
+    counts = release_counts(flags[:cut]) + release_counts(flags[cut:])
+    decision = evaluate(criteria, labels, system="s1")
+    summary = summarize_claims(labels)
+
+    for criterion in criteria:
+        assert criterion.passes(counts) == criterion.check(labels).passed, criterion
+    assert decide_counts(criteria, counts) == Outcome(decision.passed, decision.provisional)
+    assert (counts.claims, counts.supported, counts.verifiable, counts.provisional) == (
+        summary.claims,
+        summary.supported,
+        summary.verifiable,
+        summary.provisional,
+    )
+    assert counts.wrong_citations == summary.wrong_citations
+    assert counts.contradicted_in() == summary.contradicted

@@ -15,9 +15,11 @@ from django.http import HttpResponse
 from django.test import Client
 from django.urls import reverse
 
-from audit import roles, services
+from audit import roles, selectors, services
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED
-from audit.models import Adjudication, AuditSheet, ReviewerTally
+from audit.metrics import release_flags
+from audit.models import Adjudication, AuditSheet, ReleaseFact, ReviewerTally
+from audit.services.statuses import claim_statuses_refresh
 from tests.factories import AuditSetFactory, UserFactory, answer_with_claims
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -143,7 +145,7 @@ def test_reopen_racing_the_other_reviewers_last_submit_ends_as_one_of_the_two_or
         )
         outcomes.add(outcome)
         # The stored status, derived in the same transaction, agrees with the rows.
-        assert services.claim_statuses_refresh(claim_ids=[claim.pk]) == 0
+        assert claim_statuses_refresh(claim_ids=[claim.pk]) == 0
 
     assert statuses == [302] * 2 * ROUNDS
     # Reopen first: A's sheet is a draft and the claim waits for it. Submit first: the two
@@ -236,3 +238,46 @@ def test_two_leads_saving_one_claims_gold_at_once_leave_one_gold_and_a_409():
         assert sorted(statuses) == [302, 409]
         assert (gold.lead, gold.from_sheet, gold.version) == (leads[winner][0], sheets[winner], 1)
         assert gold.history.count() == 1
+
+
+def test_two_reviewers_submitting_two_atomic_claims_of_one_parent_leave_its_release_fact_right():
+    # The parent's release fact is derived from every atomic claim: two submits on two of
+    # them at once must not each derive it from before the other (services/locks.py).
+    lead = UserFactory(username="lead", role=roles.LEAD)
+    a, b = _people("rev_a", "rev_b")
+    _, claims = _opened([a, b], lead=lead, overlap=2)
+    parts = [services.AtomicPart("First part."), services.AtomicPart("Second part.")]
+    atoms = [services.claim_split(claim=claim, parts=parts, by=lead) for claim in claims]
+    page = reverse("audit:review-claim", args=[atoms[0][0].pk])
+    client_a, client_b = _client(a, page), _client(b, page)
+
+    statuses = []
+    for first, second in atoms:
+        # Each reviewer has judged the other's atomic claim already, so each submit completes
+        # one atomic claim and the last one to commit completes the parent.
+        _submitted(first, b, NOT_SUPPORTED)
+        _submitted(second, a, NOT_SUPPORTED)
+        statuses += _at_once(
+            partial(
+                client_a.post,
+                reverse("audit:review-submit", args=[first.pk]),
+                {"version": _sheet(first, a).version, "judgment": NOT_SUPPORTED},
+            ),
+            partial(
+                client_b.post,
+                reverse("audit:review-submit", args=[second.pk]),
+                {"version": _sheet(second, b).version, "judgment": NOT_SUPPORTED},
+            ),
+        )
+
+    assert statuses == [302] * 2 * ROUNDS
+    stored = dict(
+        ReleaseFact.objects.filter(claim__in=claims).values_list("claim_id", "provisional")
+    )
+    # Every atomic claim has both sheets in and agrees: no parent is left provisional.
+    assert stored == {claim.pk: False for claim in claims}
+    computed = {
+        label.claim_id: release_flags(label)
+        for label in selectors.top_claim_labels(claim_ids=[claim.pk for claim in claims])
+    }
+    assert {pk: computed[pk].provisional for pk in stored} == stored

@@ -34,9 +34,11 @@ from audit.selectors.release import (
     criteria_changes,
     criteria_locked_since,
     number_overrides,
+    release_counts_by_system,
     run_claims,
     run_question_ids,
     set_runs,
+    top_claim_labels,
 )
 from audit.selectors.review import (
     QueuePlace,
@@ -117,6 +119,8 @@ __all__ = [
     "run_question_ids",
     "number_overrides",
     "claim_labels",
+    "top_claim_labels",
+    "release_counts_by_system",
     "answer_names",
     "criteria_changes",
     "criteria_locked_since",

@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db.models import (
+    Count,
     Max,
     Q,
     QuerySet,
@@ -14,7 +15,12 @@ from django.db.models.functions import Left
 
 from audit import judgments
 from audit.comparison import RunClaim
-from audit.metrics import ClaimLabel
+from audit.metrics import (
+    ClaimLabel,
+    ReleaseCounts,
+    ReleaseFlags,
+    release_counts_weighted,
+)
 from audit.models import (
     QUEUE_ORDER,
     Adjudication,
@@ -23,6 +29,7 @@ from audit.models import (
     AuditSheet,
     Claim,
     ClaimCheck,
+    ReleaseFact,
 )
 from audit.selectors.adjudication import set_systems
 from audit.selectors.blindness import blind_claims
@@ -160,7 +167,20 @@ def run_claims(*, audit_set: AuditSet, run: str | None = None, viewer=None) -> l
     provisional when any of them is. Topics come from the answer's `metadata.topics`.
     """
     scope = Q(answer__audit_set=audit_set) & _run_filter(run)
-    claims = Claim.objects.filter(scope)
+    return _labelled(Claim.objects.filter(scope), viewer=viewer)
+
+
+def top_claim_labels(*, claim_ids: list[int]) -> list[ClaimLabel]:
+    """ClaimLabel rows of these top-level claims, as `run_claims` gives them (ids of atomic
+    claims are left out: their parent's label covers them)."""
+    claims = Claim.objects.filter(
+        Q(pk__in=claim_ids, parent__isnull=True) | Q(parent_id__in=claim_ids)
+    )
+    return [claim.label for claim in _labelled(claims)]
+
+
+def _labelled(claims: QuerySet[Claim], *, viewer=None) -> list[RunClaim]:
+    """The top-level claims among `claims`, labelled from the atomic claims among them."""
     top = list(
         claims.filter(parent__isnull=True)
         .order_by(*QUEUE_ORDER)
@@ -245,6 +265,34 @@ def run_claims(*, audit_set: AuditSet, run: str | None = None, viewer=None) -> l
         )
         result.append(RunClaim(row["answer__question__external_id"], row["text"], label))
     return result
+
+
+_FLAGS = (
+    "worthy",
+    "supported",
+    "judged_supported",
+    "provisional",
+    "contradicted",
+    "wrong_citation",
+    "uncited_worthy",
+    "numbers_failing",
+)
+
+
+def release_counts_by_system(*, audit_set: AuditSet) -> dict[str, ReleaseCounts]:
+    """The set's stored release facts summed per system, by system name: one GROUP BY over
+    the flags (an index-only walk) and the few contradicted claims with their topics."""
+    facts = ReleaseFact.objects.filter(audit_set=audit_set)
+    groups: dict[str, list[tuple[ReleaseFlags, int]]] = defaultdict(list)
+    for row in (
+        facts.filter(contradicted=False).values("system", *_FLAGS).annotate(n=Count("*")).order_by()
+    ):
+        n = row.pop("n")
+        groups[row.pop("system")].append((ReleaseFlags(**row), n))
+    for row in facts.filter(contradicted=True).values("system", "topics", *_FLAGS):
+        system, topics = row.pop("system"), row.pop("topics")
+        groups[system].append((ReleaseFlags(**row, topics=tuple(topics)), 1))
+    return {system: release_counts_weighted(groups[system]) for system in sorted(groups)}
 
 
 def run_question_ids(*, audit_set: AuditSet, run: str) -> set[str]:

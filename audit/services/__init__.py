@@ -1,8 +1,8 @@
 """Writes, by area: importing answer sets (`imports`), restoring a citeaudit export
-(`restore`), the matcher's checks (`checks`), review (`review`),
-comparing finished sheets (`disagreements`), agreement facts for the dashboard (`facts`),
-acceptance criteria (`criteria`), adjudication (`adjudication`), machine verdicts
-(`verdicts`)."""
+(`restore`), the matcher's checks (`checks`), review (`review`), acceptance criteria
+(`criteria`), adjudication (`adjudication`), machine verdicts (`verdicts`). Rows derived from
+claims (severity and unanimous gold, statuses, tallies, agreement and release facts) are
+written by `claims_changed` (`derived`) alone, and only it is exported here."""
 
 from audit.claims import plan_claims
 from audit.services.adjudication import (
@@ -13,9 +13,8 @@ from audit.services.adjudication import (
 )
 from audit.services.checks import claim_checks_recompute
 from audit.services.criteria import criteria_update
-from audit.services.derived import claims_changed, set_changed, set_revision
-from audit.services.disagreements import CompareSummary, claims_compare, set_compare
-from audit.services.facts import agreement_facts_rebuild, agreement_facts_refresh
+from audit.services.derived import claims_changed, set_changed
+from audit.services.disagreements import CompareSummary
 from audit.services.imports import ImportSummary, answer_content_hash, answers_import
 from audit.services.review import (
     AtomicPart,
@@ -36,8 +35,6 @@ from audit.services.review import (
     sheet_save,
     sheet_submit,
 )
-from audit.services.statuses import claim_statuses_refresh, set_statuses_refresh
-from audit.services.tallies import reviewer_tallies_refresh
 from audit.services.verdicts import VerdictImportSummary, verdicts_import
 
 __all__ = [
@@ -55,26 +52,18 @@ __all__ = [
     "StaleSheet",
     "VerdictImportSummary",
     "adjudication_save",
-    "agreement_facts_rebuild",
-    "agreement_facts_refresh",
     "adjudication_settings_update",
     "answer_content_hash",
     "answers_import",
     "claim_checks_recompute",
     "claim_split",
     "claims_changed",
-    "claims_compare",
-    "claim_statuses_refresh",
-    "set_statuses_refresh",
-    "reviewer_tallies_refresh",
     "criteria_update",
     "guideline_flag_raise",
     "plan_claims",
     "review_open",
     "reviewer_replace",
     "set_changed",
-    "set_compare",
-    "set_revision",
     "sheet_for",
     "sheet_has_work",
     "sheet_reopen",

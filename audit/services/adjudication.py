@@ -13,6 +13,7 @@ from audit.models import Adjudication, AuditSet, AuditSheet, Claim, GuidelineFla
 from audit.roles import is_lead
 from audit.services.derived import claims_changed
 from audit.services.disagreements import CompareSummary, comparable_claim_ids
+from audit.services.locks import claims_lock
 from audit.services.review import (
     ReviewError,
     SheetIncomplete,
@@ -104,7 +105,10 @@ def adjudication_save(
     if numbers_overridden and not override_reason:
         raise ReviewError("Say why the number check is overridden.")
     with transaction.atomic():
-        claim = Claim.objects.select_for_update(of=("self",), no_key=True).get(pk=claim.pk)
+        # Through claims_lock: an atomic claim's parent is locked before it (services/locks.py).
+        if not claims_lock(claim_ids=[claim.pk]):
+            raise Claim.DoesNotExist
+        claim = Claim.objects.get(pk=claim.pk)
         if claim.atomic_claims.exists():
             raise ReviewError("This claim was split: adjudicate its atomic claims.")
         sheets = selectors.adjudication_sheets(claim=claim)

@@ -1,29 +1,30 @@
 """Everything stored that is derived from a set's claims, refreshed by one entry point.
 
 Derived rows are: each claim's severity and unanimous gold (its place in the adjudication
-queue), its stored review status, reviewers' tallies, agreement facts, and the set's
-revision token under which the set page caches its release overview. Every write path
-(review, reopen, split, replacement, restore, rematch, adjudication, settings, admin
-edits) calls `claims_changed` once, at its end, inside its own transaction; nothing else
-writes these rows. The order is fixed because each step reads what the one before wrote:
-comparing may write gold, which the status reads; tallies move by the change in facts;
-the token comes last, after every row it stands for. Rows are written in the lock order
-of audit/services/locks.py: claims (already locked by the caller), then derived rows.
+queue), its stored review status, reviewers' tallies, agreement facts and release facts
+(what the set page's release summary sums). Every write path (review, reopen, split,
+replacement, restore, rematch, adjudication, settings, admin edits) calls `claims_changed`
+once, at its end, inside its own transaction; nothing else writes these rows. The order is
+fixed because each step reads what the one before wrote: comparing may write gold, which
+the status and the release facts read; tallies move by the change in facts. Rows are
+written in the lock order of audit/services/locks.py: claims and their parents, then
+derived rows.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from uuid import uuid4
 
 from django.db import transaction
 from django.db.models import Count, F
 
-from audit.models import Assignment, Claim, ReviewerTally, SetRevision, SheetFact
+from audit.models import Assignment, Claim, ReviewerTally, SheetFact
 from audit.services import disagreements
 from audit.services.disagreements import CompareSummary
 from audit.services.facts import agreement_facts_refresh
+from audit.services.locks import claims_lock
+from audit.services.release import release_facts_refresh
 from audit.services.tallies import reviewer_tallies_refresh
 
 # Keeps `pk IN (...)` lists far below every database's parameter limit.
@@ -43,7 +44,7 @@ def claims_changed(
     reviewer's tally moves by how many counted sheets of these claims they gained or lost,
     read from the agreement facts before and after their refresh: a sheet submitted or
     reopened costs two small reads instead of counting the reviewer's whole queue. With no
-    claims, only the set's revision moves: for a change of its settings or criteria.
+    claims nothing is recomputed: criteria are applied when the set page reads the facts.
     Without `audit_set_id`, the set is the claims' own (they all belong to one set).
     """
     ids = sorted(set(claim_ids))
@@ -51,6 +52,8 @@ def claims_changed(
         audit_set_id = Claim.objects.values_list("answer__audit_set_id", flat=True).get(pk=ids[0])
     recount = set(reviewer_ids)
     with transaction.atomic():
+        # Usually held already; an atomic claim's parent must be, for its release fact.
+        claims_lock(claim_ids=ids)
         # Severity and unanimous gold, then the stored statuses of all these claims.
         summary = disagreements.claims_compare(claim_ids=ids) if ids else CompareSummary(0, 0, 0)
         before = _counted_sheets(ids)
@@ -66,7 +69,7 @@ def claims_changed(
                     recount.add(reviewer_id)  # no tally yet: count it once
         if recount:
             reviewer_tallies_refresh(audit_set_id=audit_set_id, reviewer_ids=recount)
-        set_revision_bump(audit_set_id=audit_set_id)
+        release_facts_refresh(audit_set_id=audit_set_id, claim_ids=ids)
     return summary
 
 
@@ -104,24 +107,4 @@ def set_changed(*, audit_set_id: int) -> CompareSummary:
             .values_list("reviewer_id", flat=True)
             .distinct(),
         },
-    )
-
-
-def set_revision_bump(*, audit_set_id: int) -> None:
-    """A new revision token for the set, written without reading the old one."""
-    SetRevision.objects.bulk_create(
-        [SetRevision(audit_set_id=audit_set_id, token=uuid4().hex)],
-        update_conflicts=True,
-        unique_fields=["audit_set"],
-        update_fields=["token"],
-    )
-
-
-def set_revision(*, audit_set_id: int) -> str:
-    """The set's current revision token ("" before its first change)."""
-    return (
-        SetRevision.objects.filter(audit_set_id=audit_set_id)
-        .values_list("token", flat=True)
-        .first()
-        or ""
     )

@@ -29,8 +29,21 @@ def claims_lock(*, claim_ids: Iterable[int]) -> list[int]:
 
     Call inside the transaction, before reading or writing their sheets, assignments or
     gold. Taking a lock already held is free, so later helpers may lock again.
+
+    An atomic claim's parent (the claim it was split from) is locked with it, in the same
+    ascending order: the parent's release fact is derived from all its atomic claims, so two
+    writers on two atomic claims of one parent must not both derive it from before the
+    other's change.
     """
-    ids = sorted(set(claim_ids))
+    ids = set(claim_ids)
+    asked = sorted(ids)
+    for start in range(0, len(asked), CHUNK):
+        ids.update(
+            Claim.objects.filter(
+                pk__in=asked[start : start + CHUNK], parent__isnull=False
+            ).values_list("parent_id", flat=True)
+        )
+    ids = sorted(ids)
     found: list[int] = []
     for start in range(0, len(ids), CHUNK):
         found += (

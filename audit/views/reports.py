@@ -3,12 +3,11 @@ per system), the claims behind a failed criterion, the criteria editor and run c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -16,9 +15,25 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from audit import comparison, judgments, selectors, services
-from audit.criteria import CriteriaError, Criterion, Decision, criteria_from_dicts, evaluate
+from audit.criteria import (
+    CriteriaError,
+    Criterion,
+    Decision,
+    Outcome,
+    criteria_from_dicts,
+    decide_counts,
+    evaluate,
+)
 from audit.forms import CompareForm, CriteriaForm
-from audit.metrics import JudgmentCounts, MetricSummary, judgment_distribution, summarize
+from audit.metrics import (
+    JudgmentCounts,
+    MetricSummary,
+    ReleaseCounts,
+    judgment_distribution,
+    release_counts,
+    release_flags,
+    summarize,
+)
 from audit.models import AuditSet
 from audit.tables import sheet_letter
 from audit.views import access
@@ -70,8 +85,9 @@ def _history(audit_set: AuditSet) -> list[dict]:
 @dataclass
 class SystemRelease:
     system: str
-    summary: MetricSummary
-    decision: Decision | None
+    # Full metrics on the report; the counts behind the share and the decision on the set page.
+    summary: MetricSummary | ReleaseCounts
+    decision: Decision | Outcome | None
     badge: str = field(init=False)  # "pass", "fail", "provisional" or "none"
 
     def __post_init__(self) -> None:
@@ -93,29 +109,34 @@ class Overview:
     criteria_error: str
 
 
-def release_overview_cached(audit_set: AuditSet, viewer=None) -> Overview:
-    """release_overview, cached under the set's revision token: every write that changes
-    anything it reads (answers, sheets, gold, splits, checks, criteria, settings) moves the
-    token in the same transaction (services.claims_changed), so it is never served stale.
-    The set page shows it on every visit, and at 100k claims it takes seconds to build.
+@dataclass(frozen=True)
+class ReleaseSummary:
+    """What the set page shows: per system the supported share and pass or fail."""
 
-    Only what the set page shows is kept (systems and the overall figure, not the
-    per-answer rows: reading those back cost more than the rest of the visit). A viewer who
-    still reviews claims of the set gets their own, uncached overview.
-    """
+    systems: list[SystemRelease]
+    overall: ReleaseCounts
+
+
+def release_summary(audit_set: AuditSet, viewer=None) -> ReleaseSummary:
+    """The set page's release summary, summed from the stored release facts: one GROUP BY
+    whatever the size of the set, and never stale, since every change rewrites its facts in
+    its own transaction (services.claims_changed). A viewer who still reviews claims of the
+    set gets it from the labels instead, with those claims unjudged (see blind_claims)."""
     if viewer is not None and selectors.blind_claim_ids(user=viewer, audit_set=audit_set):
-        return _summary_only(release_overview(audit_set, viewer=viewer))
-    revision = services.set_revision(audit_set_id=audit_set.pk)
-    key = f"citeaudit:release:{audit_set.pk}:{revision}"
-    overview = cache.get(key)
-    if overview is None:
-        overview = _summary_only(release_overview(audit_set))
-        cache.set(key, overview, 60 * 60)
-    return overview
-
-
-def _summary_only(overview: Overview) -> Overview:
-    return replace(overview, answers={}, distribution={})
+        flags: dict[str, list] = {}
+        for label in selectors.claim_labels(audit_set=audit_set, viewer=viewer):
+            flags.setdefault(label.system, []).append(release_flags(label))
+        counts = {system: release_counts(flags[system]) for system in sorted(flags)}
+    else:
+        counts = selectors.release_counts_by_system(audit_set=audit_set)
+    criteria, _error = _criteria(audit_set)
+    return ReleaseSummary(
+        systems=[
+            SystemRelease(system, summary, decide_counts(criteria, summary) if criteria else None)
+            for system, summary in counts.items()
+        ],
+        overall=sum(counts.values(), ReleaseCounts()),
+    )
 
 
 def release_overview(audit_set: AuditSet, viewer=None) -> Overview:

@@ -24,7 +24,7 @@ from audit.roles import is_lead
 from audit.tables import AnswerTable, AuditSetTable
 from audit.views import access
 from audit.views.access import HtmxHttpRequest
-from audit.views.reports import release_overview_cached
+from audit.views.reports import release_summary
 
 PER_PAGE = 50
 
@@ -67,7 +67,7 @@ def set_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             "imports": audit_set.imports.all()[:20],
             # An htmx filter request swaps only the table: no need to compute the metrics.
             "release": (
-                release_overview_cached(audit_set, viewer=request.user)
+                release_summary(audit_set, viewer=request.user)
                 if is_lead(request.user) and not access.wants_partial(request)
                 else None
             ),

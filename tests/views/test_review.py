@@ -10,6 +10,7 @@ from django.urls import reverse
 from audit import selectors, services
 from audit.models import Answer, Assignment, AuditSet, AuditSheet, Claim, GuidelineFlag
 from audit.services import AtomicPart, SheetData
+from audit.services.tallies import reviewer_tallies_refresh
 from tests.conftest import import_file
 from tests.factories import UserFactory
 
@@ -770,7 +771,7 @@ def test_review_page_place_and_next_claim_follow_the_queue_with_atomic_claims(
         claim_id=done, reviewer=reviewer_a, answer_statement="x", status="submitted"
     )
     # Stored directly, as an import would: count the reviewer's tally again.
-    services.reviewer_tallies_refresh(audit_set_id=opened.pk, reviewer_ids=[reviewer_a.pk])
+    reviewer_tallies_refresh(audit_set_id=opened.pk, reviewer_ids=[reviewer_a.pk])
     client = client_for(reviewer_a)
     unfinished = [pk for pk, _ in queue if pk != done]
     answers = dict(Claim.objects.filter(pk__in=[pk for pk, _ in queue]).values_list("pk", "answer"))

@@ -12,6 +12,7 @@ from audit import services
 from audit.models import Adjudication, Assignment, AuditSheet, Claim
 from audit.services import SheetData
 from audit.services.statuses import claim_statuses_refresh
+from audit.services.tallies import reviewer_tallies_refresh
 from tests.factories import UserFactory, claim_at
 
 pytestmark = pytest.mark.django_db
@@ -193,7 +194,7 @@ def test_claims_table_filters_by_reviewer_label_and_text(client_for, opened, lea
         reviewer=carol
     )
     # Moved directly, past the services that keep each reviewer's tally.
-    services.reviewer_tallies_refresh(audit_set_id=opened.pk)
+    reviewer_tallies_refresh(audit_set_id=opened.pk)
     url = reverse("audit:set-claims", args=[opened.pk])
     client = client_for(lead)
 
