@@ -25,9 +25,11 @@ from audit.models import (
     Rater,
     RaterLabel,
     ReleaseFact,
+    ReleaseTally,
     ReviewerTally,
     SheetFact,
 )
+from audit.services.release import release_tallies_rebuild
 
 
 class DerivedStateAdmin(admin.ModelAdmin):
@@ -283,3 +285,27 @@ class ReleaseFactAdmin(DerivedStateAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(ReleaseTally)
+class ReleaseTallyAdmin(admin.ModelAdmin):
+    """Moved by services.claims_changed: read it. It goes with its set; deleting one on its
+    own has the set's tallies counted again from its release facts."""
+
+    list_display = ["audit_set", "system", "claims", "supported", "provisional"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def delete_model(self, request, obj) -> None:
+        super().delete_model(request, obj)
+        release_tallies_rebuild(audit_set_id=obj.audit_set_id)
+
+    def delete_queryset(self, request, queryset) -> None:
+        set_ids = sorted(set(queryset.values_list("audit_set_id", flat=True)))
+        super().delete_queryset(request, queryset)
+        for set_id in set_ids:
+            release_tallies_rebuild(audit_set_id=set_id)

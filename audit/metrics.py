@@ -4,7 +4,7 @@ problem counts and judgment distributions, per answer, per system/run and per se
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from statistics import fmean
 
 from audit import judgments
@@ -267,6 +267,10 @@ class ReleaseFlags:
     numbers_failing: bool
     # The answer's topics as criteria compare them (casefolded), sorted.
     topics: tuple[str, ...] = ()
+
+
+# The yes/no fields of ReleaseFlags, as the stored facts and tallies name their columns.
+RELEASE_FLAGS: tuple[str, ...] = tuple(f.name for f in fields(ReleaseFlags) if f.name != "topics")
 
 
 def release_flags(label: ClaimLabel) -> ReleaseFlags:

@@ -405,14 +405,20 @@ class ReleaseFact(models.Model):
     """A top-level claim as the set page's release summary counts it: the flags of its label
     (metrics.ReleaseFlags), gold where adjudicated, else provisional from its sheets, derived
     from its atomic claims once split. Written only by audit.services.release, from
-    services.claims_changed, in the transaction of the change; the set page sums these rows
-    (one GROUP BY) instead of rebuilding every claim's label."""
+    services.claims_changed, in the transaction of the change, which moves the set's
+    ReleaseTally rows by the difference."""
 
+    # Outlives its claim: a deleted claim's fact is what its set's tallies must subtract, and
+    # services.claims_changed, told of the deletion, removes it after doing so.
     claim = models.OneToOneField(
-        Claim, primary_key=True, on_delete=models.CASCADE, related_name="release_fact"
+        Claim,
+        primary_key=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="release_fact",
     )
     audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="+")
-    # The answer's system, copied so the sum joins nothing.
+    # The answer's system, copied so the tallies need no join.
     system = models.CharField(max_length=200)
     worthy = models.BooleanField()
     supported = models.BooleanField()
@@ -425,30 +431,38 @@ class ReleaseFact(models.Model):
     # The answer's topics, casefolded and sorted; read only for contradicted claims.
     topics = models.JSONField(default=list)
 
+    def __str__(self) -> str:
+        return f"claim {self.claim_id} in {self.system}"
+
+
+class ReleaseTally(models.Model):
+    """How many top-level claims of a set and system have one combination of release flags
+    (and, for contradicted claims, one set of answer topics). The set page's release summary
+    reads these few rows whatever the size of the set. Moved only by audit.services.release,
+    by the difference between a change's old and new release facts."""
+
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="+")
+    system = models.CharField(max_length=200)
+    worthy = models.BooleanField()
+    supported = models.BooleanField()
+    judged_supported = models.BooleanField()
+    provisional = models.BooleanField()
+    contradicted = models.BooleanField()
+    wrong_citation = models.BooleanField()
+    uncited_worthy = models.BooleanField()
+    numbers_failing = models.BooleanField()
+    topics = models.JSONField(default=list)
+    # The whole combination hashed: one short unique key, however long the system or topics.
+    key = models.CharField(max_length=64)
+    claims = models.IntegerField(default=0)
+
     class Meta:
-        indexes = [
-            # The set page's sum: flag combinations counted per system, contradicted claims
-            # apart (their topics are read). Every column it groups by is in the key, so the
-            # GROUP BY walks the index in order and never visits the table.
-            models.Index(
-                fields=[
-                    "audit_set",
-                    "contradicted",
-                    "system",
-                    "worthy",
-                    "supported",
-                    "judged_supported",
-                    "provisional",
-                    "wrong_citation",
-                    "uncited_worthy",
-                    "numbers_failing",
-                ],
-                name="releasefact_set_idx",
-            )
+        constraints = [
+            models.UniqueConstraint(fields=["audit_set", "key"], name="one_release_tally_per_key")
         ]
 
     def __str__(self) -> str:
-        return f"claim {self.claim_id} in {self.system}"
+        return f"{self.system}: {self.claims}"
 
 
 class GuidelineFlag(models.Model):

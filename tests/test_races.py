@@ -18,7 +18,8 @@ from django.urls import reverse
 from audit import roles, selectors, services
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED
 from audit.metrics import release_flags
-from audit.models import Adjudication, AuditSheet, ReleaseFact, ReviewerTally
+from audit.models import Adjudication, AuditSheet, ReleaseFact, ReleaseTally, ReviewerTally
+from audit.services.release import release_tallies_rebuild
 from audit.services.statuses import claim_statuses_refresh
 from tests.factories import AuditSetFactory, UserFactory, answer_with_claims
 
@@ -245,7 +246,7 @@ def test_two_reviewers_submitting_two_atomic_claims_of_one_parent_leave_its_rele
     # them at once must not each derive it from before the other (services/locks.py).
     lead = UserFactory(username="lead", role=roles.LEAD)
     a, b = _people("rev_a", "rev_b")
-    _, claims = _opened([a, b], lead=lead, overlap=2)
+    audit_set, claims = _opened([a, b], lead=lead, overlap=2)
     parts = [services.AtomicPart("First part."), services.AtomicPart("Second part.")]
     atoms = [services.claim_split(claim=claim, parts=parts, by=lead) for claim in claims]
     page = reverse("audit:review-claim", args=[atoms[0][0].pk])
@@ -281,3 +282,13 @@ def test_two_reviewers_submitting_two_atomic_claims_of_one_parent_leave_its_rele
         for label in selectors.top_claim_labels(claim_ids=[claim.pk for claim in claims])
     }
     assert {pk: computed[pk].provisional for pk in stored} == stored
+    # The tallies moved by every difference, as a count from the facts gives them.
+    moved = _release_tallies(audit_set)
+    release_tallies_rebuild(audit_set_id=audit_set.pk)
+    assert moved == _release_tallies(audit_set)
+
+
+def _release_tallies(audit_set) -> list:
+    return sorted(
+        ReleaseTally.objects.filter(audit_set=audit_set, claims__gt=0).values_list("key", "claims")
+    )

@@ -9,7 +9,7 @@ from django.urls import reverse
 from audit import selectors
 from audit.judgments import SUPPORTED
 from audit.metrics import release_flags
-from audit.models import ReleaseFact
+from audit.models import ReleaseFact, ReleaseTally
 from tests.factories import evidence_ref, submit_sheet
 
 pytestmark = pytest.mark.django_db
@@ -40,13 +40,13 @@ def test_migrate_fills_the_release_facts_of_a_set_stored_before_there_were_any(
     sentence = claim.answer.passages.get(position=position).text.split(".")[0]
     for reviewer in (reviewer_a, reviewer_b):
         submit_sheet(reviewer, claim, SUPPORTED, evidence_ref(claim, position, sentence))
-    before = _stored(opened)
-    assert before[claim.pk][1:3] == (True, False)  # unanimous gold, supported
+    before = _stored(opened), _tallies(opened)
+    assert before[0][claim.pk][1:3] == (True, False)  # unanimous gold, supported
     ReleaseFact.objects.filter(audit_set=opened).delete()
 
     call_command("migrate", verbosity=0)
 
-    assert _stored(opened) == before
+    assert (_stored(opened), _tallies(opened)) == before
 
 
 def test_deleting_a_release_fact_in_the_admin_only_has_it_written_again(admin_client, handmade):
@@ -59,3 +59,25 @@ def test_deleting_a_release_fact_in_the_admin_only_has_it_written_again(admin_cl
 
     assert response.status_code == 302
     assert _stored(handmade) == before
+
+
+def test_deleting_a_release_tally_in_the_admin_has_the_sets_tallies_counted_again(
+    admin_client, handmade
+):
+    tally = ReleaseTally.objects.filter(audit_set=handmade).order_by("pk").first()
+    before = _tallies(handmade)
+
+    response = admin_client.post(
+        reverse("admin:audit_releasetally_delete", args=[tally.pk]), {"post": "yes"}
+    )
+
+    assert response.status_code == 302
+    assert _tallies(handmade) == before
+
+
+def _tallies(audit_set) -> list:
+    return sorted(
+        ReleaseTally.objects.filter(audit_set=audit_set, claims__gt=0).values_list(
+            "system", "key", "claims"
+        )
+    )

@@ -31,6 +31,7 @@ from django.urls import reverse
 from audit import selectors, services
 from audit.models import (
     Adjudication,
+    Answer,
     Assignment,
     AuditSet,
     AuditSheet,
@@ -38,6 +39,7 @@ from audit.models import (
     ClaimFact,
     PairFact,
     ReleaseFact,
+    ReleaseTally,
     ReviewerTally,
     Severity,
     SheetFact,
@@ -211,11 +213,34 @@ def _admin_delete(rng, audit_set, people, lead):
     assert client.post(url, {"post": "yes"}).status_code == 302
 
 
+def _admin_delete_answer(rng, audit_set, people, lead):
+    """A superuser deletes an answer, or a question with its answers, in the Django admin;
+    only ones nobody has judged yet (the admin refuses to drop agreement facts)."""
+    if rng.random() < 0.7:
+        return  # rarely, or the set runs out of claims before it reaches every state
+    judged = SheetFact.objects.filter(audit_set=audit_set).values("claim__answer_id")
+    answers = list(Answer.objects.filter(audit_set=audit_set).exclude(pk__in=judged).order_by("pk"))
+    if not answers:
+        return
+    answer = rng.choice(answers)
+    admin = UserFactory(username="admin", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(admin)
+    if (
+        rng.random() < 0.5
+        and not Answer.objects.filter(question=answer.question, pk__in=judged).exists()
+    ):
+        url = reverse("admin:audit_question_delete", args=[answer.question_id])
+    else:
+        url = reverse("admin:audit_answer_delete", args=[answer.pk])
+    assert client.post(url, {"post": "yes"}).status_code == 302
+
+
 # Submits dominate, as in a real round; the rest happen now and then.
 OPERATIONS = (
     [_submit] * 8
     + [_reopen, _split, _adjudicate] * 2
-    + [_replace, _open, _settings, _rematch, _criteria, _admin_delete]
+    + [_replace, _open, _settings, _rematch, _criteria, _admin_delete, _admin_delete_answer]
 )
 
 
@@ -261,6 +286,22 @@ def _derived(audit_set: AuditSet) -> dict:
                 "topics",
             )
         ),
+        "release_tallies": sorted(
+            (row[0], row[1:-1], tuple(row[-1]))
+            for row in ReleaseTally.objects.filter(audit_set=audit_set, claims__gt=0).values_list(
+                "claims",
+                "system",
+                "worthy",
+                "supported",
+                "judged_supported",
+                "provisional",
+                "contradicted",
+                "wrong_citation",
+                "uncited_worthy",
+                "numbers_failing",
+                "topics",
+            )
+        ),
     }
 
 
@@ -278,7 +319,7 @@ def _from_scratch(audit_set: AuditSet) -> dict:
             claims.filter(adjudication__isnull=True).update(severity=None, evidence_jaccard=None)
             claims.update(review_status="")
             ReviewerTally.objects.filter(audit_set=audit_set).delete()
-            for model in (SheetFact, PairFact, ClaimFact, ReleaseFact):
+            for model in (SheetFact, PairFact, ClaimFact, ReleaseFact, ReleaseTally):
                 model.objects.filter(audit_set=audit_set).delete()
             services.set_changed(audit_set_id=audit_set.pk)
             found = _derived(audit_set)

@@ -6,7 +6,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db.models import (
-    Count,
     Max,
     Q,
     QuerySet,
@@ -16,6 +15,7 @@ from django.db.models.functions import Left
 from audit import judgments
 from audit.comparison import RunClaim
 from audit.metrics import (
+    RELEASE_FLAGS,
     ClaimLabel,
     ReleaseCounts,
     ReleaseFlags,
@@ -29,7 +29,7 @@ from audit.models import (
     AuditSheet,
     Claim,
     ClaimCheck,
-    ReleaseFact,
+    ReleaseTally,
 )
 from audit.selectors.adjudication import set_systems
 from audit.selectors.blindness import blind_claims
@@ -267,31 +267,19 @@ def _labelled(claims: QuerySet[Claim], *, viewer=None) -> list[RunClaim]:
     return result
 
 
-_FLAGS = (
-    "worthy",
-    "supported",
-    "judged_supported",
-    "provisional",
-    "contradicted",
-    "wrong_citation",
-    "uncited_worthy",
-    "numbers_failing",
-)
-
-
 def release_counts_by_system(*, audit_set: AuditSet) -> dict[str, ReleaseCounts]:
-    """The set's stored release facts summed per system, by system name: one GROUP BY over
-    the flags (an index-only walk) and the few contradicted claims with their topics."""
-    facts = ReleaseFact.objects.filter(audit_set=audit_set)
+    """The set's release tallies summed per system, by system name: a few rows, one per
+    combination of flags that some claim of the set has."""
     groups: dict[str, list[tuple[ReleaseFlags, int]]] = defaultdict(list)
     for row in (
-        facts.filter(contradicted=False).values("system", *_FLAGS).annotate(n=Count("*")).order_by()
+        ReleaseTally.objects.filter(audit_set=audit_set, claims__gt=0)
+        .order_by("system", "key")
+        .values("system", "topics", "claims", *RELEASE_FLAGS)
     ):
-        n = row.pop("n")
-        groups[row.pop("system")].append((ReleaseFlags(**row), n))
-    for row in facts.filter(contradicted=True).values("system", "topics", *_FLAGS):
-        system, topics = row.pop("system"), row.pop("topics")
-        groups[system].append((ReleaseFlags(**row, topics=tuple(topics)), 1))
+        flags = ReleaseFlags(
+            **{name: row[name] for name in RELEASE_FLAGS}, topics=tuple(row["topics"])
+        )
+        groups[row["system"]].append((flags, row["claims"]))
     return {system: release_counts_weighted(groups[system]) for system in sorted(groups)}
 
 

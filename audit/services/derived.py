@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.db.models import Count, F
 
-from audit.models import Assignment, Claim, ReviewerTally, SheetFact
+from audit.models import Assignment, Claim, ReleaseFact, ReviewerTally, SheetFact
 from audit.services import disagreements
 from audit.services.disagreements import CompareSummary
 from audit.services.facts import agreement_facts_refresh
@@ -95,9 +95,13 @@ def set_changed(*, audit_set_id: int) -> CompareSummary:
     edit of the set, or a bulk writer that bypassed the services."""
     return claims_changed(
         audit_set_id=audit_set_id,
-        claim_ids=Claim.objects.filter(answer__audit_set_id=audit_set_id).values_list(
-            "pk", flat=True
-        ),
+        claim_ids={
+            *Claim.objects.filter(answer__audit_set_id=audit_set_id).values_list("pk", flat=True),
+            # Claims deleted with their question or answer: their release facts must go.
+            *ReleaseFact.objects.filter(audit_set_id=audit_set_id).values_list(
+                "claim_id", flat=True
+            ),
+        },
         reviewer_ids={
             *ReviewerTally.objects.filter(audit_set_id=audit_set_id).values_list(
                 "reviewer_id", flat=True

@@ -1,73 +1,73 @@
-"""Release facts: each top-level claim's flags as the set page's release summary counts them
-(metrics.ReleaseFlags), so that summary is one GROUP BY however large the set.
+"""Release facts and tallies: each top-level claim's flags as the set page's release summary
+counts them (metrics.ReleaseFlags), and per set the number of claims with each combination
+of flags, so that summary reads a few rows however large the set.
 
 services.claims_changed (audit/services/derived.py), which every write path calls, refreshes
 the facts of the top-level claims it touched (an atomic claim's parent included) in the same
-transaction. The label behind each fact is the report's own (selectors.top_claim_labels).
+transaction, and moves the tallies by the difference between the old facts and the new. The
+label behind each fact is the report's own (selectors.top_claim_labels).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import Counter
 from collections.abc import Iterable
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.db.models.functions import Coalesce
 
 from audit import selectors
-from audit.metrics import release_flags
-from audit.models import Claim, ReleaseFact
+from audit.metrics import RELEASE_FLAGS, ReleaseFlags, release_flags
+from audit.models import Claim, ReleaseFact, ReleaseTally
 
 # Keeps `pk IN (...)` lists far below every database's parameter limit.
 CHUNK = 2000
-_FIELDS = [
-    "audit_set",
-    "system",
-    "worthy",
-    "supported",
-    "judged_supported",
-    "provisional",
-    "contradicted",
-    "wrong_citation",
-    "uncited_worthy",
-    "numbers_failing",
-    "topics",
-]
+FLAGS = RELEASE_FLAGS
+
+type Key = tuple[str, ReleaseFlags]  # (system, flags)
 
 
 def release_facts_refresh(*, audit_set_id: int, claim_ids: Iterable[int]) -> int:
-    """Rewrite the release facts of the top-level claims these claims are or belong to;
-    returns how many were written. Call with the claims (and their parents) locked
+    """Rewrite the release facts of the top-level claims these claims are or belong to, drop
+    those of claims that no longer exist, and move the set's tallies by the difference;
+    returns how many facts were written. Call with the claims (and their parents) locked
     (services/locks.py), as claims_changed does."""
     ids = sorted(set(claim_ids))
+    found: set[int] = set()
     tops: set[int] = set()
     for start in range(0, len(ids), CHUNK):
-        tops.update(
+        for pk, top in (
             Claim.objects.filter(pk__in=ids[start : start + CHUNK])
             .annotate(top=Coalesce(F("parent_id"), F("pk")))
-            .values_list("top", flat=True)
-        )
+            .values_list("pk", "top")
+        ):
+            found.add(pk)
+            tops.add(top)
+    moved: Counter[Key] = Counter()
+    # Facts of deleted claims: their tallies go down, and the facts go.
+    gone = sorted(set(ids) - found)
+    for start in range(0, len(gone), CHUNK):
+        facts = ReleaseFact.objects.filter(claim_id__in=gone[start : start + CHUNK])
+        moved.subtract(_keys(facts))
+        facts.delete()
     ordered = sorted(tops)
-    written = 0
     for start in range(0, len(ordered), CHUNK):
-        labels = selectors.top_claim_labels(claim_ids=ordered[start : start + CHUNK])
+        chunk = ordered[start : start + CHUNK]
+        moved.subtract(_keys(ReleaseFact.objects.filter(claim_id__in=chunk)))
         rows = []
-        for label in labels:
+        for label in selectors.top_claim_labels(claim_ids=chunk):
             flags = release_flags(label)
+            moved[(label.system, flags)] += 1
             rows.append(
                 ReleaseFact(
                     claim_id=label.claim_id,
                     audit_set_id=audit_set_id,
                     system=label.system,
-                    worthy=flags.worthy,
-                    supported=flags.supported,
-                    judged_supported=flags.judged_supported,
-                    provisional=flags.provisional,
-                    contradicted=flags.contradicted,
-                    wrong_citation=flags.wrong_citation,
-                    uncited_worthy=flags.uncited_worthy,
-                    numbers_failing=flags.numbers_failing,
                     topics=list(flags.topics),
+                    **{name: getattr(flags, name) for name in FLAGS},
                 )
             )
         ReleaseFact.objects.bulk_create(
@@ -75,17 +75,63 @@ def release_facts_refresh(*, audit_set_id: int, claim_ids: Iterable[int]) -> int
             batch_size=500,
             update_conflicts=True,
             unique_fields=["claim"],
-            update_fields=_FIELDS,
+            update_fields=["audit_set", "system", "topics", *FLAGS],
         )
-        written += len(rows)
-    return written
+    _tallies_move(audit_set_id, moved)
+    return len(tops)
+
+
+def _keys(facts) -> Counter[Key]:
+    return Counter(fact_key(row) for row in facts.values("system", "topics", *FLAGS))
+
+
+def fact_key(row: dict) -> Key:
+    """(system, flags) of a fact or tally row read with values("system", "topics", *FLAGS)."""
+    flags = {name: row[name] for name in FLAGS}
+    return row["system"], ReleaseFlags(**flags, topics=tuple(row["topics"]))
+
+
+def _tally_key(system: str, flags: ReleaseFlags) -> str:
+    combination = [system, *(getattr(flags, name) for name in FLAGS), list(flags.topics)]
+    return hashlib.sha256(json.dumps(combination).encode()).hexdigest()
+
+
+def _tallies_move(audit_set_id: int, moved: Counter[Key]) -> None:
+    """Add each non-zero difference to its tally, rows in key order: two writers moving the
+    same tallies take their row locks in one order, after every claim lock (locks.py)."""
+    changes = sorted(
+        (_tally_key(system, flags), system, flags, by)
+        for (system, flags), by in moved.items()
+        if by
+    )
+    if not changes:
+        return
+    # A combination seen for the first time gets its row; a writer racing to create the
+    # same one waits for it and then finds it there.
+    ReleaseTally.objects.bulk_create(
+        [
+            ReleaseTally(
+                audit_set_id=audit_set_id,
+                key=key,
+                system=system,
+                topics=list(flags.topics),
+                **{name: getattr(flags, name) for name in FLAGS},
+            )
+            for key, system, flags, _by in changes
+        ],
+        ignore_conflicts=True,
+    )
+    for key, _system, _flags, by in changes:
+        ReleaseTally.objects.filter(audit_set_id=audit_set_id, key=key).update(
+            claims=F("claims") + by
+        )
 
 
 def release_facts_backfill() -> list[int]:
-    """Write the release facts of every set that has claims but none yet: the sets created
-    before release facts were stored. Run after `migrate` (AuditConfig connects it to
-    post_migrate), so an upgraded database shows the right figures on its first visit.
-    Returns the sets it filled."""
+    """Write the release facts and tallies of every set that has claims but no facts yet:
+    the sets created before release facts were stored. Run after `migrate` (AuditConfig
+    connects it to post_migrate), so an upgraded database shows the right figures on its
+    first visit. Returns the sets it filled."""
     if ReleaseFact._meta.db_table not in connection.introspection.table_names():
         return []  # migrated back below the table
     pending = (
@@ -104,4 +150,18 @@ def release_facts_backfill() -> list[int]:
                     answer__audit_set_id=audit_set_id, parent__isnull=True
                 ).values_list("pk", flat=True),
             )
+            release_tallies_rebuild(audit_set_id=audit_set_id)
     return filled
+
+
+def release_tallies_rebuild(*, audit_set_id: int) -> int:
+    """Count a set's tallies again from its release facts; returns how many rows it wrote.
+    For a tally deleted by hand in the admin: the difference-moving path cannot restore it."""
+    with transaction.atomic():
+        ReleaseTally.objects.filter(audit_set_id=audit_set_id).delete()
+        counted: Counter[Key] = Counter()
+        facts = ReleaseFact.objects.filter(audit_set_id=audit_set_id)
+        for row in facts.values("system", "topics", *FLAGS).annotate(n=Count("pk")).order_by():
+            counted[fact_key(row)] += row["n"]
+        _tallies_move(audit_set_id, counted)
+    return len(counted)
