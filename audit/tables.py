@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import django_tables2 as tables
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django_tables2.paginators import LazyPaginator
 
 from audit import judgments, selectors
 from audit.models import Answer, AuditSet, Claim, Severity
 
 type Rows = list[tuple[str, list[tuple[str, str]]]]
+
+
+class LastPageLazyPaginator(LazyPaginator):
+    """LazyPaginator (page N reads its rows and one more, never a COUNT) that also serves
+    `page=last`, counting the rows only then: the last page is one click away (the table's
+    "last" link) and costs one COUNT."""
+
+    serves_last = True
+
+    def validate_number(self, number):
+        if number == "last":
+            number = max(1, math.ceil(len(self.object_list) / self.per_page))
+        return super().validate_number(number)
 
 
 def one_pass_rows(table: tables.Table, cells: Callable[[Any], list[str]]) -> Rows:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -323,15 +324,24 @@ def _submitted_count() -> Coalesce:
 
 
 class ClaimRowQuerySet(QuerySet):
-    """claim_rows' queryset: a slice that starts past the first row fetches the page's keys
-    first (an index-only walk of the queue order), so the per-row count subqueries run for
-    the page's rows, not for every skipped one."""
+    """claim_rows' queryset: a slice fetches the page's keys first (an index-only walk of the
+    queue order, with the filters), then the page's rows by key, with their counts and
+    labels (`page_rows`), so nothing is computed for a skipped claim and the rows query does
+    not plan around the set's filters: with them, SQLite joined every answer of the set to
+    the page's keys (0.9 s for page 500 at 100k claims)."""
+
+    page_rows: Callable[[list[int]], QuerySet[Claim]] | None = None
+
+    def _clone(self):
+        clone = super()._clone()
+        clone.page_rows = self.page_rows
+        return clone
 
     def __getitem__(self, k):
-        if not isinstance(k, slice) or not k.start or self._result_cache is not None:
+        if not isinstance(k, slice) or self._result_cache is not None or self.page_rows is None:
             return super().__getitem__(k)
         keys = list(QuerySet.__getitem__(self.values_list("pk", flat=True), k))
-        rows = {row.pk: row for row in self.filter(pk__in=keys)}
+        rows = {row.pk: row for row in self.page_rows(keys)}
         return [rows[pk] for pk in keys]
 
 
@@ -352,20 +362,9 @@ def claim_rows(*, audit_set: AuditSet, viewer=None) -> QuerySet[Claim]:
             default=F("review_status"),
         )
         submitted_count = Case(When(pk__in=blind, then=Value(0)), default=submitted_count)
-    return (
-        ClaimRowQuerySet(Claim)
-        .filter(answer__audit_set=audit_set)
-        .select_related("answer")
-        .only(
-            "pk",
-            "order",
-            "parent_id",
-            "location",
-            "answer_id",
-            "review_status",
-            "answer__external_id",
-        )
-        .annotate(
+
+    def annotated(claims: QuerySet[Claim]) -> QuerySet[Claim]:
+        return claims.annotate(
             snippet=Left("text", 160),
             system=F("answer__system"),
             label=F("machine_check__label"),
@@ -373,16 +372,42 @@ def claim_rows(*, audit_set: AuditSet, viewer=None) -> QuerySet[Claim]:
             submitted_count=submitted_count,
             status=status,
         )
-        .prefetch_related(
-            Prefetch(
-                "assignments",
-                queryset=Assignment.objects.select_related("reviewer")
-                .only("claim_id", "reviewer__username")
-                .order_by("reviewer__username"),
+
+    def page_rows(keys: list[int]) -> QuerySet[Claim]:
+        return (
+            annotated(Claim.objects.filter(pk__in=keys))
+            .select_related("answer")
+            .only(
+                "pk",
+                "order",
+                "parent_id",
+                "location",
+                "answer_id",
+                "review_status",
+                "answer__external_id",
             )
+            .prefetch_related(
+                Prefetch(
+                    "assignments",
+                    queryset=Assignment.objects.select_related("reviewer")
+                    .only("claim_id", "reviewer__username")
+                    .order_by("reviewer__username"),
+                )
+            )
+            .order_by()
         )
-        .order_by(*QUEUE_ORDER)
-    )
+
+    rows = annotated(
+        # The set's answers as a list, not a join condition: SQLite then walks
+        # claim_queue_idx answer by answer in the queue order and stops at the page, where
+        # filtering on the joined answer made it sort every claim of the set first (a temp
+        # B-tree: 220 ms for page 1 and 2 s for the last at 100k claims).
+        ClaimRowQuerySet(Claim).filter(
+            answer_id__in=Answer.objects.filter(audit_set=audit_set).values("pk")
+        )
+    ).order_by(*QUEUE_ORDER)
+    rows.page_rows = page_rows
+    return rows
 
 
 def status_counts(*, audit_set: AuditSet) -> dict[str, int]:

@@ -9,12 +9,11 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django_tables2 import RequestConfig
-from django_tables2.paginators import LazyPaginator
 
 from audit import selectors, services
 from audit.filters import ClaimReviewFilter
 from audit.forms import ReviewerReplaceForm, ReviewOpenForm
-from audit.tables import ClaimReviewTable
+from audit.tables import ClaimReviewTable, LastPageLazyPaginator
 from audit.views import access
 from audit.views.access import HtmxHttpRequest
 
@@ -55,10 +54,11 @@ def set_claims(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         audit_set=audit_set,
     )
     table = ClaimReviewTable(filterset.qs)
-    # No COUNT(*): with a status filter it would evaluate every claim's status.
-    RequestConfig(
-        request, paginate={"per_page": PER_PAGE, "paginator_class": LazyPaginator}
-    ).configure(table)
+    # No COUNT(*) but for the last page: each page reads its rows and one more.
+    paginate = {"per_page": PER_PAGE, "paginator_class": LastPageLazyPaginator}
+    if request.GET.get("page") == "last":
+        paginate["page"] = "last"  # RequestConfig passes on page numbers only
+    RequestConfig(request, paginate=paginate).configure(table)
     return access.render_page_or_partial(
         request,
         "audit/set_claims.html",

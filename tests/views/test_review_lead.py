@@ -8,12 +8,12 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import services
+from audit import selectors, services
 from audit.models import Adjudication, Assignment, AuditSheet, Claim
 from audit.services import SheetData
 from audit.services.statuses import claim_statuses_refresh
 from audit.services.tallies import reviewer_tallies_refresh
-from tests.factories import UserFactory, claim_at
+from tests.factories import UserFactory, answer_with_claims, claim_at
 
 pytestmark = pytest.mark.django_db
 
@@ -276,3 +276,36 @@ def test_reviewer_replace_form_moves_open_claims(client_for, opened, lead, revie
         Assignment.objects.filter(reviewer=reviewer_a).count(),
         Assignment.objects.filter(reviewer=carol).count(),
     ) == (1, 17)
+
+
+def test_claims_table_reaches_its_last_page_in_one_click_and_any_page_holds_its_rows(
+    client_for, audit_set, lead, reviewer_a
+):
+    # 130 claims over 26 answers: three pages of 50, the last one with 30.
+    for _ in range(26):
+        answer_with_claims(audit_set, 5)
+    services.review_open(audit_set=audit_set, reviewers=[reviewer_a], overlap=1, by=lead)
+    client = client_for(lead)
+    url = reverse("audit:set-claims", args=[audit_set.pk])
+    in_order = list(selectors.claim_rows(audit_set=audit_set).values_list("pk", flat=True))
+
+    def page(**params) -> tuple[list[int], str]:
+        response = client.get(url, params)
+        return [row.record.pk for row in response.context["table"].page.object_list], (
+            response.content.decode()
+        )
+
+    first, html = page()
+    assert first == in_order[:50]
+    assert '<a href="?page=last">last</a>' in html
+    assert page(page=2)[0] == in_order[50:100]
+    last, html = page(page="last")
+    assert last == in_order[100:]
+    assert len(last) == 30
+    assert '<a href="?page=last">last</a>' not in html
+    # Filtered: one claim per answer, a single page.
+    assert page(page="last", text="Claim 1")[0] == list(
+        selectors.claim_rows(audit_set=audit_set)
+        .filter(text__icontains="Claim 1")
+        .values_list("pk", flat=True)
+    )
