@@ -106,21 +106,31 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _run_cli(path: Path, set_name: str) -> tuple[float, float, str]:
-    """Seconds, peak RSS (MB) and output of `manage.py import_answers` in a new process."""
+def _run_cli(path: Path, set_name: str, workers: int | None) -> tuple[float, float, float, str]:
+    """Seconds, peak RSS (MB) of the command and of its largest worker, and its output, of
+    `manage.py import_answers` in a new process."""
     code = (
         "import resource, runpy, sys, time\n"
         "start = time.perf_counter()\n"
-        "sys.argv = ['manage.py', 'import_answers', sys.argv[1], '--set', sys.argv[2]]\n"
+        "sys.argv = ['manage.py', 'import_answers', *sys.argv[1:]]\n"
         "try:\n"
         "    runpy.run_path('manage.py', run_name='__main__')\n"
         "finally:\n"
         "    took = time.perf_counter() - start\n"
         "    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
-        "    print(f'BENCH {took:.3f} {rss:.1f}')\n"
+        "    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+        "    print(f'BENCH {took:.3f} {rss:.1f} {kids:.1f}')\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(path), set_name],
+        [
+            sys.executable,
+            "-c",
+            code,
+            str(path),
+            "--set",
+            set_name,
+            *(["--workers", str(workers)] if workers is not None else []),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -129,8 +139,8 @@ def _run_cli(path: Path, set_name: str) -> tuple[float, float, str]:
     if done.returncode:
         raise SystemExit(done.stdout + done.stderr)
     lines = done.stdout.splitlines()
-    took, rss = (float(x) for x in lines[-1].split()[1:])
-    return took, rss, lines[0]
+    took, rss, kids = (float(x) for x in lines[-1].split()[1:])
+    return took, rss, kids, lines[0]
 
 
 def main() -> None:
@@ -139,6 +149,9 @@ def main() -> None:
     parser.add_argument("--tasks-alce-one-claim", type=int, default=0, metavar="N")
     parser.add_argument("--cli", action="store_true")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--workers", type=int, default=None, help="matching processes (default: the command's)"
+    )
     args = parser.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="citeaudit-bench-")
@@ -167,9 +180,12 @@ def main() -> None:
     for run in range(args.runs):
         name = f"bench {time.time()} {run}"
         if args.cli:
-            took, rss, output = _run_cli(path, name)
+            took, rss, kids, output = _run_cli(path, name, args.workers)
             timings.append(took)
-            print(f"run {run + 1}: {took:.2f} s, peak RSS {rss:.0f} MB, {_load()}: {output}")
+            print(
+                f"run {run + 1}: {took:.2f} s, peak RSS {rss:.0f} MB (largest worker "
+                f"{kids:.0f} MB), {_load()}: {output}"
+            )
             continue
         audit_set = AuditSet.objects.create(name=name)
         start = time.perf_counter()
