@@ -5,6 +5,7 @@ its own process writes.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,12 @@ def plan_answers(records: Sequence[AnswerRecord], cache: PassageCache) -> list[P
 
 # One cache per worker process: a pool's workers live for one import.
 _worker_cache: PassageCache | None = None
+
+
+def worker_start() -> None:
+    """Pool initializer: what the worker inherited from the importing process (Django,
+    its models and settings) is never freed, so the garbage collector stops walking it."""
+    gc.freeze()
 
 
 def plan_answers_in_worker(records: Sequence[AnswerRecord]) -> list[PlannedAnswer]:

@@ -119,7 +119,9 @@ def _run_cli(path: Path, set_name: str, workers: int | None) -> tuple[float, flo
         "    took = time.perf_counter() - start\n"
         "    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
         "    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
-        "    print(f'BENCH {took:.3f} {rss:.1f} {kids:.1f}')\n"
+        "    cpu = sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime\n"
+        "              for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))\n"
+        "    print(f'BENCH {took:.3f} {rss:.1f} {kids:.1f} {cpu:.3f}')\n"
     )
     done = subprocess.run(
         [
@@ -139,8 +141,8 @@ def _run_cli(path: Path, set_name: str, workers: int | None) -> tuple[float, flo
     if done.returncode:
         raise SystemExit(done.stdout + done.stderr)
     lines = done.stdout.splitlines()
-    took, rss, kids = (float(x) for x in lines[-1].split()[1:])
-    return took, rss, kids, lines[0]
+    took, rss, kids, cpu = (float(x) for x in lines[-1].split()[1:])
+    return took, rss, kids, cpu, lines[0]
 
 
 def main() -> None:
@@ -180,11 +182,11 @@ def main() -> None:
     for run in range(args.runs):
         name = f"bench {time.time()} {run}"
         if args.cli:
-            took, rss, kids, output = _run_cli(path, name, args.workers)
+            took, rss, kids, cpu, output = _run_cli(path, name, args.workers)
             timings.append(took)
             print(
-                f"run {run + 1}: {took:.2f} s, peak RSS {rss:.0f} MB (largest worker "
-                f"{kids:.0f} MB), {_load()}: {output}"
+                f"run {run + 1}: {took:.2f} s ({cpu:.1f} s CPU), peak RSS {rss:.0f} MB "
+                f"(largest worker {kids:.0f} MB), {_load()}: {output}"
             )
             continue
         audit_set = AuditSet.objects.create(name=name)

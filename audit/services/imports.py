@@ -24,7 +24,7 @@ from audit.claims import plan_claims
 from audit.formats import AnswerRecord, FormatError, ParsedFile
 from audit.formats.citeaudit import FORMAT as CITEAUDIT
 from audit.formats.records import Budget
-from audit.import_plan import PlannedAnswer, plan_answers, plan_answers_in_worker
+from audit.import_plan import PlannedAnswer, plan_answers, plan_answers_in_worker, worker_start
 from audit.models import (
     Answer,
     AuditSet,
@@ -235,7 +235,7 @@ def _planned(
         return
     # fork: the workers need no Django set-up and never touch the database connection
     # they inherit; they get plain records and return plain values.
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    with multiprocessing.get_context("fork").Pool(workers, initializer=worker_start) as pool:
         pending: collections.deque = collections.deque()
         for chunk in chunks:
             records = [record for record, _ in chunk]

@@ -5,6 +5,7 @@ FORMAT is native, alce, ragas, expertqa or citeaudit (an export_labels jsonl fil
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -18,8 +19,9 @@ from audit import services
 from audit.formats import FORMATS, FormatError, parse_path
 from audit.models import AuditSet
 
-# One matching process per core left over by this one, which writes.
-DEFAULT_WORKERS = max(0, min(4, (os.cpu_count() or 1) - 1))
+# Matching is most of an import's work and this process only parses and writes, so one
+# matching process per core (none on a single core, where they would only add pickling).
+DEFAULT_WORKERS = min(4, os.cpu_count() or 1) if (os.cpu_count() or 1) > 1 else 0
 
 
 class Command(BaseCommand):
@@ -47,6 +49,9 @@ class Command(BaseCommand):
                 f"{file.name}: {size:,} bytes is over the import limit of "
                 f"{settings.IMPORT_MAX_BYTES:,} bytes"
             )
+        # Django and everything imported so far lives as long as the command: the garbage
+        # collector need not walk it again at every full collection of the import.
+        gc.freeze()
         try:
             # A native JSON Lines file is read a line at a time as it is imported; its
             # answers are counted beforehand for the progress bar.
