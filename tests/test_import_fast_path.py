@@ -299,3 +299,18 @@ def test_json_columns_are_what_json_dumps_writes(handmade):
         assert [tuple(json.loads(v) if isinstance(v, str) else v for v in r) for r in raw] == (
             expected
         )
+
+
+def test_streamed_command_import_of_the_same_file_again_creates_nothing(tmp_path):
+    path = tmp_path / "again.jsonl"
+    path.write_bytes(_lines(*(_native(question_id=f"q{i}") for i in range(3))))
+    call_command("import_answers", str(path), "--set", "again", stdout=io.StringIO())
+    counts = [m.objects.count() for m in (Question, Answer, Passage, Claim, ClaimCheck)]
+    batches = ImportBatch.objects.count()
+    out = io.StringIO()
+
+    call_command("import_answers", str(path), "--set", "again", stdout=out)
+
+    assert [m.objects.count() for m in (Question, Answer, Passage, Claim, ClaimCheck)] == counts
+    assert ImportBatch.objects.count() == batches
+    assert "again.jsonl (native) into “again”: 0 answers (3 already present)" in out.getvalue()
