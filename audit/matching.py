@@ -540,6 +540,41 @@ def _wrong_citation(
 ) -> Highlight | None:
     if not uncited:
         return None
+    # Whether an uncited sentence wins depends only on supports, which need no word
+    # statistics: most claims are settled here, without scoring every passage again.
+    best_uncited = _best_support(query, uncited)
+    if best_uncited < LIKELY_MIN_SCORE:
+        return None
+    if best_uncited - _best_support(query, cited) < WRONG_CITATION_MARGIN:
+        return None
+    return _wrong_citation_scored(query, cited, uncited)
+
+
+def _best_support(query: _Query, passages: Sequence[PreparedPassage]) -> float:
+    """The highest support (see _score_sentences) of any sentence of the passages."""
+    if not query.terms:
+        return 0.0
+    best = 0
+    for passage in passages:
+        masks: dict[int, int] = {}
+        postings = passage.index.postings
+        for bit, term in enumerate(query.terms):
+            flag = 1 << bit
+            for sentence, _ in postings.get(term, ()):
+                masks[sentence] = masks.get(sentence, 0) | flag
+        for s, mask in masks.items():
+            before, after = mask | masks.get(s - 1, 0), mask | masks.get(s + 1, 0)
+            best = max(best, before.bit_count(), after.bit_count())
+    return best / len(query.terms)
+
+
+def _wrong_citation_scored(
+    query: _Query, cited: Sequence[PreparedPassage], uncited: Sequence[PreparedPassage]
+) -> Highlight | None:
+    """_wrong_citation by scoring every sentence of both groups (the reference the quick
+    exits in _wrong_citation must agree with)."""
+    if not uncited:
+        return None
     passages = [*cited, *uncited]
     scored = _score_sentences(query, passages).scored
     best_cited = max((i.support for i in scored if i.passage < len(cited)), default=0.0)

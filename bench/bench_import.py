@@ -1,9 +1,16 @@
-"""Import benchmark: N ALCE-style answers (5 cited claims, 3 passages of ~100 words each)
-parsed, split, matched and written to a fresh database. Run by hand, never in CI:
+"""Import benchmark: answers parsed, split or located, matched and written to a fresh
+database. Run by hand, never in CI:
 
     .venv/bin/python bench/bench_import.py [--answers 1000] [--runs 3]
+    .venv/bin/python bench/bench_import.py --tasks-alce-one-claim 10000 [--cli] [--runs 1]
 
-DATABASE_URL picks the database (a temporary SQLite file by default).
+The default shape is ALCE result JSON (5 cited claims split from each answer, 3 passages
+of ~100 words). --tasks-alce-one-claim N writes the issue's shape instead: N native JSONL
+tasks, each a question, one cited claim given explicitly (located, not split) and three
+~100-word passages. --cli runs `manage.py import_answers` on the file in a fresh process
+(start-up included) and reports its peak RSS; otherwise the file is imported in this
+process and the figure is the import alone. DATABASE_URL picks the database (a temporary
+SQLite file by default).
 """
 
 from __future__ import annotations
@@ -12,7 +19,9 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -62,10 +71,89 @@ def make_alce(n_answers: int, seed: int = 7) -> dict:
     return {"args": {"model": "bench/model-x", "tag": "bench"}, "data": data}
 
 
+def write_one_claim_tasks(path: Path, n_tasks: int, seed: int = 7) -> None:
+    """N native JSONL tasks: a question, one cited claim given explicitly, 3 passages of
+    ~100 words (8 sentences of 8-16 words), written line by line."""
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as out:
+        for i in range(n_tasks):
+            passages = [
+                {
+                    "title": f"Doc {i}-{d}",
+                    "text": " ".join(_sentence(rng, rng.randint(8, 16)) for _ in range(8)),
+                }
+                for d in range(3)
+            ]
+            doc = rng.randrange(3)
+            source = rng.choice(passages[doc]["text"].split(". ")).rstrip(".")
+            claim = f"{source} [{doc + 1}]."
+            task = {
+                "question_id": f"q{i}",
+                "question": f"Question {i}?",
+                "system": "bench/model-x",
+                "answer": claim,
+                "passages": passages,
+                "claims": [claim],
+            }
+            out.write(json.dumps(task) + "\n")
+
+
+def _load() -> str:
+    return f"load average {os.getloadavg()[0]:.2f}"
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _run_cli(path: Path, set_name: str, workers: int | None) -> tuple[float, float, float, str]:
+    """Seconds, peak RSS (MB) of the command and of its largest worker, and its output, of
+    `manage.py import_answers` in a new process."""
+    code = (
+        "import resource, runpy, sys, time\n"
+        "start = time.perf_counter()\n"
+        "sys.argv = ['manage.py', 'import_answers', *sys.argv[1:]]\n"
+        "try:\n"
+        "    runpy.run_path('manage.py', run_name='__main__')\n"
+        "finally:\n"
+        "    took = time.perf_counter() - start\n"
+        "    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+        "    cpu = sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime\n"
+        "              for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))\n"
+        "    print(f'BENCH {took:.3f} {rss:.1f} {kids:.1f} {cpu:.3f}')\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            str(path),
+            "--set",
+            set_name,
+            *(["--workers", str(workers)] if workers is not None else []),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CITEAUDIT_IMPORT_MAX_BYTES": str(10**10)},
+    )
+    if done.returncode:
+        raise SystemExit(done.stdout + done.stderr)
+    lines = done.stdout.splitlines()
+    took, rss, kids, cpu = (float(x) for x in lines[-1].split()[1:])
+    return took, rss, kids, cpu, lines[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--answers", type=int, default=1000)
+    parser.add_argument("--tasks-alce-one-claim", type=int, default=0, metavar="N")
+    parser.add_argument("--cli", action="store_true")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--workers", type=int, default=None, help="matching processes (default: the command's)"
+    )
     args = parser.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="citeaudit-bench-")
@@ -81,20 +169,42 @@ def main() -> None:
     from audit.models import AuditSet, Claim
 
     call_command("migrate", verbosity=0)
-    payload = json.dumps(make_alce(args.answers)).encode()
+    if args.tasks_alce_one_claim:
+        path = Path(tmp) / "tasks.jsonl"
+        write_one_claim_tasks(path, args.tasks_alce_one_claim)
+        filename, count = path.name, args.tasks_alce_one_claim
+    else:
+        payload = json.dumps(make_alce(args.answers)).encode()
+        path = Path(tmp) / "bench.json"
+        path.write_bytes(payload)
+        filename, count = "bench.json", args.answers
     timings = []
     for run in range(args.runs):
-        audit_set = AuditSet.objects.create(name=f"bench {time.time()} {run}")
+        name = f"bench {time.time()} {run}"
+        if args.cli:
+            took, rss, kids, cpu, output = _run_cli(path, name, args.workers)
+            timings.append(took)
+            print(
+                f"run {run + 1}: {took:.2f} s ({cpu:.1f} s CPU), peak RSS {rss:.0f} MB "
+                f"(largest worker {kids:.0f} MB), {_load()}: {output}"
+            )
+            continue
+        audit_set = AuditSet.objects.create(name=name)
         start = time.perf_counter()
-        parsed = parse_file(payload, "bench.json")
+        parsed = parse_file(path.read_bytes(), filename, max_bytes=10**10)
         summary = services.answers_import(
-            audit_set=audit_set, parsed=parsed, filename="bench.json", sha256="bench"
+            audit_set=audit_set, parsed=parsed, filename=filename, sha256="bench"
         )
         timings.append(time.perf_counter() - start)
+        del parsed
         claims = Claim.objects.filter(answer__audit_set=audit_set).count()
-        print(f"run {run + 1}: {timings[-1]:.2f} s, {summary.answers} answers, {claims} claims")
+        print(
+            f"run {run + 1}: {timings[-1]:.2f} s, {summary.answers} answers, {claims} claims, "
+            f"{_load()}, peak RSS so far {_peak_rss_mb():.0f} MB"
+        )
     engine = django.db.connection.vendor
-    print(f"median {statistics.median(timings):.2f} s for {args.answers} answers on {engine}")
+    median = statistics.median(timings)
+    print(f"median {median:.2f} s for {count} answers on {engine} ({count / median:,.0f} /s)")
 
 
 if __name__ == "__main__":

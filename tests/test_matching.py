@@ -11,6 +11,9 @@ from audit.matching import (
     ClaimChecks,
     Highlight,
     QuoteCheck,
+    _query,
+    _wrong_citation,
+    _wrong_citation_scored,
     check_claim,
     find_wrong_citation,
     fold,
@@ -544,3 +547,26 @@ def test_no_input_raises(claim, cited, uncited, unknown):
     if checks.wrong_citation is not None:
         w = checks.wrong_citation
         assert uncited[w.passage][w.start : w.end].strip()
+
+
+_WORDS = ["leave", "salary", "notice", "period", "annual", "bonus", "the", "is", "not", "25", "7.5"]
+_SENTENCE = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=8).map(
+    lambda words: " ".join(words).capitalize() + "."
+)
+_PASSAGE_TEXT = st.lists(_SENTENCE, min_size=0, max_size=5).map(" ".join)
+
+
+@settings(max_examples=300)
+@given(
+    claim=st.lists(st.sampled_from(_WORDS), min_size=0, max_size=8).map(" ".join),
+    cited=st.lists(_PASSAGE_TEXT, min_size=0, max_size=3),
+    uncited=st.lists(_PASSAGE_TEXT, min_size=0, max_size=3),
+)
+def test_wrong_citation_quick_exits_agree_with_scoring_every_sentence(claim, cited, uncited):
+    query = _query(claim)
+    cited_prepared = [prepare_passage(p) for p in cited]
+    uncited_prepared = [prepare_passage(p) for p in uncited]
+
+    assert _wrong_citation(query, cited_prepared, uncited_prepared) == _wrong_citation_scored(
+        query, cited_prepared, uncited_prepared
+    )

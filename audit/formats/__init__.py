@@ -6,7 +6,7 @@ No Django here; the import and export services move the records to and from the 
 
 from __future__ import annotations
 
-from audit.formats.detect import FORMATS, MAX_BYTES, detect_format, parse_file
+from audit.formats.detect import FORMATS, MAX_BYTES, detect_format, parse_file, parse_path
 from audit.formats.records import (
     AnswerRecord,
     FormatError,
@@ -25,4 +25,5 @@ __all__ = [
     "PassageRecord",
     "detect_format",
     "parse_file",
+    "parse_path",
 ]

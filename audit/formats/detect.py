@@ -5,15 +5,21 @@ parse_file() is what the import service and the management command call.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 
 from audit.formats import alce, citeaudit, expertqa, native, ragas
 from audit.formats.reading import (
     KNOWN_FORMATS,
+    FileCheck,
     JsonDocument,
     JsonFile,
+    JsonLinesFile,
+    check_file,
     decode_text,
     load_json,
+    load_json_file,
     too_long,
 )
 from audit.formats.records import (
@@ -21,6 +27,7 @@ from audit.formats.records import (
     MAX_RATER,
     MAX_RAW_LABEL,
     MAX_SYSTEM,
+    AnswerRecord,
     Budget,
     FormatError,
     ParsedFile,
@@ -50,11 +57,63 @@ def parse_file(
     the content looks like, so a wrong choice gets a pointer to the right one. A budget
     bounds the answers and given claims; parsing stops at the first one over it.
     """
+    _check_format_name(fmt, filename)
+    doc = load_json(decode_text(data, filename, max_bytes), filename)
+    return _parse(doc, _format_of(doc, fmt, filename), filename, budget)
+
+
+def parse_path(
+    path: str | Path,
+    filename: str,
+    fmt: str = "auto",
+    max_bytes: int = MAX_BYTES,
+    budget: Budget | None = None,
+) -> tuple[ParsedFile, FileCheck]:
+    """parse_file for a file on disk, with its SHA-256 and count of non-blank lines.
+
+    A native JSON Lines file is streamed: its records come one line at a time as
+    ParsedFile.records is iterated (once), so the file is never held whole, and an error
+    on a later line is raised when that line is reached. Other files are parsed whole, as
+    parse_file does. The errors are parse_file's.
+    """
+    _check_format_name(fmt, filename)
+    check = check_file(path, filename, max_bytes)
+    doc = load_json_file(path, filename)
+    fmt = _format_of(doc, fmt, filename)
+    if fmt == native.FORMAT and isinstance(doc, JsonLinesFile):
+        records = _checked(native.iter_records(doc, filename, budget), filename)
+        return ParsedFile(fmt, records), check
+    return _parse(doc, fmt, filename, budget), check
+
+
+def _parse(doc: JsonFile, fmt: str, filename: str, budget: Budget | None) -> ParsedFile:
+    parsed = FORMATS[fmt].parse(doc, filename, budget)
+    if not parsed.records:
+        raise FormatError(filename, "", "", "the file holds no answers")
+    for record in parsed.records:
+        _check_lengths(record, filename)
+    return parsed
+
+
+def _checked(records: Iterator[AnswerRecord], filename: str) -> Iterator[AnswerRecord]:
+    empty = True
+    for record in records:
+        _check_lengths(record, filename)
+        empty = False
+        yield record
+    if empty:
+        raise FormatError(filename, "", "", "the file holds no answers")
+
+
+def _check_format_name(fmt: str, filename: str) -> None:
     if fmt != "auto" and fmt not in FORMATS:
         raise FormatError(
             filename, "", "", f"unknown format {fmt!r}: choose auto, {', '.join(FORMATS)}"
         )
-    doc = load_json(decode_text(data, filename, max_bytes), filename)
+
+
+def _format_of(doc: JsonFile, fmt: str, filename: str) -> str:
+    """The format to parse doc as: fmt, or the detected one for "auto"."""
     detected = detect_format(doc)
     if fmt == "auto":
         if detected is None:
@@ -72,32 +131,27 @@ def parse_file(
             f"{FORMATS[fmt].DESCRIPTION}: import it as format {detected!r}, or let the "
             "format be detected",
         )
-    parsed = FORMATS[fmt].parse(doc, filename, budget)
-    if not parsed.records:
-        raise FormatError(filename, "", "", "the file holds no answers")
-    _check_lengths(parsed, filename)
-    return parsed
+    return fmt
 
 
-def _check_lengths(parsed: ParsedFile, filename: str) -> None:
+def _check_lengths(record: AnswerRecord, filename: str) -> None:
     """Refuse names too long for their column, including those a format derives.
 
     The formats check the fields they read; this also covers ids and system names they
     build (an ALCE run's model and tag, a file's name), so nothing reaches the database
     to be cut there.
     """
-    for record in parsed.records:
-        fields = [
-            ("question_id", record.question_id, MAX_ID),
-            ("answer_id", record.answer_id, MAX_ID),
-            ("system", record.system, MAX_SYSTEM),
-        ]
-        for i, label in enumerate(record.labels):
-            fields.append((f"labels[{i}].rater", label.rater, MAX_RATER))
-            fields.append((f"labels[{i}].raw_label", label.raw_label, MAX_RAW_LABEL))
-        for field, value, limit in fields:
-            if len(value) > limit:
-                raise FormatError(filename, record.location, field, too_long(value, limit))
+    fields = [
+        ("question_id", record.question_id, MAX_ID),
+        ("answer_id", record.answer_id, MAX_ID),
+        ("system", record.system, MAX_SYSTEM),
+    ]
+    for i, label in enumerate(record.labels):
+        fields.append((f"labels[{i}].rater", label.rater, MAX_RATER))
+        fields.append((f"labels[{i}].raw_label", label.raw_label, MAX_RAW_LABEL))
+    for field, value, limit in fields:
+        if len(value) > limit:
+            raise FormatError(filename, record.location, field, too_long(value, limit))
 
 
 def detect_format(doc: JsonFile) -> str | None:

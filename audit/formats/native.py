@@ -5,6 +5,7 @@ The schema is documented on parse() and in NATIVE.md; every line is validated.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from audit.formats.reading import (
@@ -98,8 +99,14 @@ def parse(doc: JsonFile, filename: str, budget: Budget | None = None) -> ParsedF
     - metadata: optional object of small extras, kept with the answer.
     - Any other field is an error, so a misspelt optional field is not silently dropped.
     """
+    return ParsedFile(FORMAT, tuple(iter_records(doc, filename, budget)))
+
+
+def iter_records(
+    doc: JsonFile, filename: str, budget: Budget | None = None
+) -> Iterator[AnswerRecord]:
+    """parse()'s answers one line at a time, with the same checks across lines."""
     budget = budget or Budget(filename)
-    records = []
     seen_ids: dict[str, int] = {}
     seen_pairs: dict[tuple[str, str], int] = {}
     questions: dict[str, tuple[str, int]] = {}
@@ -131,8 +138,7 @@ def parse(doc: JsonFile, filename: str, budget: Budget | None = None) -> ParsedF
                 f"question_id {quote(record.question_id)} has a different question "
                 f"on line {known[1]}",
             )
-        records.append(budget.take(record))
-    return ParsedFile(FORMAT, tuple(records))
+        yield budget.take(record)
 
 
 def _answer(value: Any, where: Where) -> AnswerRecord:

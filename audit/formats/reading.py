@@ -10,9 +10,12 @@ import json
 import json.decoder
 import json.scanner
 import math
+import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from audit.formats.records import FormatError
@@ -108,18 +111,39 @@ class JsonLines:
         self.first: JsonLine | None = next(iter(self), None)
 
     def __iter__(self) -> Iterator[JsonLine]:
-        text, filename = self._text, self._filename
-        pos, number = 0, 0
+        filename = self._filename
+        for number, raw in enumerate(self._raw_lines(), start=1):
+            if raw.strip(_JSON_SPACE):
+                yield JsonLine(number, _parse_line(raw, filename, number))
+
+    def _raw_lines(self) -> Iterator[str]:
+        text = self._text
+        pos = 0
         while pos <= len(text):
             # Split on "\n" only: U+2028 and friends may sit inside JSON strings.
             end = text.find("\n", pos)
             if end == -1:
                 end = len(text)
-            number += 1
-            raw = text[pos:end]
+            yield text[pos:end]
             pos = end + 1
-            if raw.strip(_JSON_SPACE):
-                yield JsonLine(number, _parse_line(raw, filename, number))
+
+
+class JsonLinesFile(JsonLines):
+    """JSON Lines read from a file one line at a time, never held whole.
+
+    Only for a file that check_file() has passed: its lines are known to decode.
+    """
+
+    def __init__(self, path: str | Path, filename: str) -> None:
+        self._path = path
+        super().__init__("", filename)
+
+    def _raw_lines(self) -> Iterator[str]:
+        with open(self._path, "rb") as file:
+            for number, line in enumerate(file, start=1):
+                if number == 1 and line.startswith(_UTF8_BOM):
+                    line = line[len(_UTF8_BOM) :]
+                yield line.removesuffix(b"\n").decode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -167,6 +191,90 @@ def decode_text(data: bytes, filename: str, max_bytes: int) -> str:
         raise FormatError(
             filename, _line_at(data, offset), "", f"not valid UTF-8 at byte {offset}"
         ) from None
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    sha256: str
+    lines: int  # lines holding more than JSON whitespace
+
+
+def check_file(path: str | Path, filename: str, max_bytes: int) -> FileCheck:
+    """What decode_text checks, read a line at a time: the same errors, in the same order
+    (size, empty, UTF-16, then the first NUL byte, then the first byte that is not UTF-8,
+    wherever each is in the file). Also the file's SHA-256 and its count of non-blank lines.
+    """
+    size = os.stat(path).st_size
+    if size > max_bytes:
+        raise FormatError(
+            filename, "", "", f"file is {_size(size)}, over the limit of {_size(max_bytes)}"
+        )
+    digest = hashlib.sha256()
+    offset, number, lines = 0, 0, 0
+    blank, utf16 = True, False
+    nul: tuple[int, int] | None = None
+    bad_utf8: tuple[int, int] | None = None
+    with open(path, "rb") as file:
+        for line in file:
+            digest.update(line)
+            number += 1
+            body = line
+            if number == 1:
+                utf16 = line.startswith(_UTF16_BOMS)
+                if line.startswith(_UTF8_BOM):
+                    body = line[len(_UTF8_BOM) :]
+            if blank and body.strip():
+                blank = False
+            if body.strip(b" \t\r\n"):
+                lines += 1
+            if nul is None and (at := line.find(b"\x00")) != -1:
+                nul = (offset + at, number)
+            if bad_utf8 is None:
+                try:
+                    body.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    bad_utf8 = (offset + len(line) - len(body) + err.start, number)
+            offset += len(line)
+    if blank:
+        raise FormatError(filename, "", "", "file is empty")
+    if utf16:
+        raise FormatError(filename, "", "", "file is UTF-16 encoded; save it as UTF-8")
+    if nul is not None:
+        raise FormatError(
+            filename, f"line {nul[1]}", "", f"NUL byte at byte {nul[0]} (not a UTF-8 text file?)"
+        )
+    if bad_utf8 is not None:
+        raise FormatError(
+            filename, f"line {bad_utf8[1]}", "", f"not valid UTF-8 at byte {bad_utf8[0]}"
+        )
+    return FileCheck(sha256=digest.hexdigest(), lines=lines)
+
+
+def load_json_file(path: str | Path, filename: str) -> JsonFile:
+    """load_json for a file that check_file() has passed, streaming it when it is JSON
+    Lines whose first record is an object on one line; anything else is read whole and
+    given to load_json, so every other case is decided and reported exactly as there."""
+    first: JsonLine | None = None
+    with open(path, "rb") as file:
+        for number, line in enumerate(file, start=1):
+            if number == 1 and line.startswith(_UTF8_BOM):
+                line = line[len(_UTF8_BOM) :]
+            raw = line.removesuffix(b"\n").decode("utf-8")
+            if not raw.strip(_JSON_SPACE):
+                continue
+            if first is not None:
+                # A second record: JSON Lines.
+                return JsonLinesFile(path, filename)
+            try:
+                value = _DECODER.decode(raw)
+                check_depth(value, Where(filename, f"line {number}"))
+            except (ValueError, RecursionError, FormatError):
+                break
+            if not isinstance(value, dict):
+                break
+            first = JsonLine(number, value)
+    with open(path, "rb") as file:
+        return load_json(decode_text(file.read(), filename, sys.maxsize), filename)
 
 
 def load_json(text: str, filename: str) -> JsonFile:

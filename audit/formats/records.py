@@ -5,6 +5,7 @@ Plain dataclasses so the Django import service and the tests share one vocabular
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,7 +64,9 @@ class AnswerRecord:
 @dataclass(frozen=True)
 class ParsedFile:
     format: str  # "native" | "alce" | "ragas" | "expertqa" | "citeaudit"
-    records: tuple[AnswerRecord, ...]
+    # A tuple from parse_file; from parse_path, a native JSON Lines file's records come
+    # as a one-pass iterator that parses each line as it is reached.
+    records: tuple[AnswerRecord, ...] | Iterator[AnswerRecord]
 
 
 @dataclass

@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 from django.db import transaction
 
-from audit import matching
 from audit.models import Answer, AuditSet, Claim, ClaimCheck, Passage
 from audit.services.derived import claims_changed
 from audit.services.locks import claims_lock
+from audit.stored_checks import answer_check_values
 
 
 def answer_claim_checks(
@@ -18,44 +18,27 @@ def answer_claim_checks(
 ) -> list[ClaimCheck]:
     """Unsaved ClaimChecks for an answer's claims, each passage prepared once.
 
-    Shared by import, rematch and claim splitting, so every path stores the same checks.
+    Shared by rematch and claim splitting; imports store the same values
+    (audit.stored_checks) without building model objects.
     """
-    prepared = [matching.prepare_passage(p.text) for p in passages]
-    checks = []
-    for claim, citations, has_unknown in claims:
-        cited_positions = list(citations)
-        uncited_positions = [p.position for p in passages if p.position not in citations]
-        result = matching.check_claim(
-            claim.text,
-            [prepared[n - 1] for n in cited_positions],
-            [prepared[n - 1] for n in uncited_positions],
-            has_unknown_citation=has_unknown,
+    claims = list(claims)
+    values = answer_check_values(
+        [p.text for p in passages],
+        [(claim.text, citations, has_unknown) for claim, citations, has_unknown in claims],
+        positions=[p.position for p in passages],
+    )
+    return [
+        ClaimCheck(
+            claim=claim,
+            matcher_version=v.matcher_version,
+            label=v.label,
+            best_score=v.best_score,
+            highlights=v.highlights,
+            numbers=v.numbers,
+            wrong_citation=v.wrong_citation,
         )
-        checks.append(
-            ClaimCheck(
-                claim=claim,
-                matcher_version=matching.MATCHER_VERSION,
-                label=result.label,
-                best_score=result.best_score,
-                highlights=[_highlight_json(h, cited_positions) for h in result.highlights],
-                numbers=[{"token": t, "grounded": g} for t, g in result.numbers],
-                wrong_citation=(
-                    _highlight_json(result.wrong_citation, uncited_positions)
-                    if result.wrong_citation
-                    else None
-                ),
-            )
-        )
-    return checks
-
-
-def _highlight_json(highlight: matching.Highlight, positions: Sequence[int]) -> dict:
-    return {
-        "passage": positions[highlight.passage],
-        "start": highlight.start,
-        "end": highlight.end,
-        "score": round(highlight.score, 4),
-    }
+        for (claim, _, _), v in zip(claims, values, strict=True)
+    ]
 
 
 def claim_checks_recompute(

@@ -8,18 +8,23 @@ live in the pure modules (`formats`, `claims`, `matching`).
 
 from __future__ import annotations
 
+import collections
 import hashlib
+import itertools
 import json
-from collections.abc import Callable
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
-from audit.claims import PlannedClaim, plan_claims
+from audit.claims import plan_claims
 from audit.formats import AnswerRecord, FormatError, ParsedFile
 from audit.formats.citeaudit import FORMAT as CITEAUDIT
 from audit.formats.records import Budget
+from audit.import_plan import PlannedAnswer, plan_answers, plan_answers_in_worker, worker_start
 from audit.models import (
     Answer,
     AuditSet,
@@ -31,9 +36,10 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
-from audit.services.checks import answer_claim_checks
+from audit.services import bulk
 from audit.services.derived import claims_changed
 from audit.services.restore import people, restore_chunk
+from audit.stored_checks import PassageCache
 
 # Answers are written in chunks so memory stays flat on large files.
 CHUNK = 500
@@ -80,12 +86,20 @@ def answers_import(
     user: AbstractBaseUser | None = None,
     progress: Callable[[int], None] | None = None,
     budget: Budget | None = None,
+    workers: int = 0,
 ) -> ImportSummary:
     """Import every answer of a parsed file into the set, all or nothing.
 
     Answers already in the set (same content hash) are skipped. Raises FormatError (and
     writes nothing) when a label points at a claim the answer does not have, or when the
     claims the answers split into take the budget the parser started over its bound.
+    `parsed.records` may be a stream (audit.formats.parse_path): its answers are read,
+    matched and written a chunk at a time, and a parse error part-way rolls back what was
+    written before it.
+
+    With `workers` > 0, claims are located or split and matched in that many forked
+    processes while this one writes (for the command line; a web worker keeps it at 0,
+    since forking a threaded server is unsafe).
 
     A citeaudit export is restored as it was: claims keep their text, offsets and order,
     and their machine checks, assignments, sheets, rater labels and gold come back with
@@ -96,28 +110,26 @@ def answers_import(
         seen = set(
             Answer.objects.filter(audit_set=audit_set).values_list("content_hash", flat=True)
         )
-        questions = {q.external_id: q for q in Question.objects.filter(audit_set=audit_set)}
+        questions = dict(
+            Question.objects.filter(audit_set=audit_set).values_list("external_id", "pk")
+        )
         raters: dict[str, Rater] = {}
         counted = ("answers", "skipped", "claims", "uncited", "unknown", "lost", "sheets", "gold")
         totals = dict.fromkeys(counted, 0)
 
-        fresh: list[tuple[AnswerRecord, str]] = []
-        for record in parsed.records:
-            # An exported answer keeps the identity it had, so importing an export into the
-            # set it came from adds nothing.
-            digest = (
-                record.labelled.content_hash if record.labelled else answer_content_hash(record)
-            )
-            if digest in seen:
-                totals["skipped"] += 1
-                continue
-            seen.add(digest)
-            fresh.append((record, digest))
-        if budget is not None and budget.max_claims is not None:
-            # Split here too, once more, so an over-long file is refused before any write.
-            for record, _ in fresh:
-                if record.claims is None:
-                    budget.add_claims(len(plan_claims(record)), record.location)
+        fresh: Iterable[tuple[AnswerRecord, str]] = _fresh(parsed.records, seen, totals)
+        users: dict[str, int] = {}
+        if parsed.format == CITEAUDIT or (budget is not None and budget.max_claims is not None):
+            # Both need every answer before the first write: a restore creates the people
+            # the file names, and a bounded import is refused before it writes anything.
+            fresh = list(fresh)
+            if budget is not None and budget.max_claims is not None:
+                # Split here too, once more, so an over-long file is refused before any write.
+                for record, _ in fresh:
+                    if record.claims is None:
+                        budget.add_claims(len(plan_claims(record)), record.location)
+            if parsed.format == CITEAUDIT:
+                users = people(audit_set, [record for record, _ in fresh])
 
         batch = ImportBatch.objects.create(
             audit_set=audit_set,
@@ -127,10 +139,8 @@ def answers_import(
             created_by=user if user and user.is_authenticated else None,
         )
 
-        users = people(audit_set, [record for record, _ in fresh])
-        for chunk_start in range(0, len(fresh), CHUNK):
-            chunk = fresh[chunk_start : chunk_start + CHUNK]
-            if parsed.format == CITEAUDIT:
+        if parsed.format == CITEAUDIT:
+            for chunk in _chunks(fresh, CHUNK):
                 restore_chunk(
                     chunk,
                     audit_set=audit_set,
@@ -141,9 +151,13 @@ def answers_import(
                     users=users,
                     totals=totals,
                 )
-            else:
+                if progress:
+                    progress(len(chunk))
+        else:
+            for chunk, planned in _planned(_chunks(fresh, CHUNK), workers):
                 _import_chunk(
                     chunk,
+                    planned,
                     audit_set=audit_set,
                     batch=batch,
                     filename=filename,
@@ -151,8 +165,8 @@ def answers_import(
                     raters=raters,
                     totals=totals,
                 )
-            if progress:
-                progress(len(chunk))
+                if progress:
+                    progress(len(chunk))
 
         batch.answers_created = totals["answers"]
         batch.answers_skipped = totals["skipped"]
@@ -187,122 +201,251 @@ def answers_import(
     )
 
 
+def _fresh(
+    records: Iterable[AnswerRecord], seen: set[str], totals: dict[str, int]
+) -> Iterator[tuple[AnswerRecord, str]]:
+    """The records not in the set yet, with their content hash."""
+    for record in records:
+        # An exported answer keeps the identity it had, so importing an export into the
+        # set it came from adds nothing.
+        digest = record.labelled.content_hash if record.labelled else answer_content_hash(record)
+        if digest in seen:
+            totals["skipped"] += 1
+            continue
+        seen.add(digest)
+        yield record, digest
+
+
+def _chunks[T](items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def _planned(
+    chunks: Iterator[list[tuple[AnswerRecord, str]]], workers: int
+) -> Iterator[tuple[list[tuple[AnswerRecord, str]], list[PlannedAnswer]]]:
+    """Each chunk with its claims and checks, in order; computed ahead in worker
+    processes when there are any, at most two chunks per worker in flight, so a streamed
+    file is never held whole."""
+    if workers <= 0:
+        cache = PassageCache()
+        for chunk in chunks:
+            yield chunk, plan_answers([record for record, _ in chunk], cache)
+        return
+    # fork: the workers need no Django set-up and never touch the database connection
+    # they inherit; they get plain records and return plain values.
+    with multiprocessing.get_context("fork").Pool(workers, initializer=worker_start) as pool:
+        pending: collections.deque = collections.deque()
+        for chunk in chunks:
+            records = [record for record, _ in chunk]
+            pending.append((chunk, pool.apply_async(plan_answers_in_worker, (records,))))
+            if len(pending) >= 2 * workers:
+                done, result = pending.popleft()
+                yield done, result.get()
+        while pending:
+            done, result = pending.popleft()
+            yield done, result.get()
+
+
 def _import_chunk(
     chunk: list[tuple[AnswerRecord, str]],
+    planned: list[PlannedAnswer],
     *,
     audit_set: AuditSet,
     batch: ImportBatch,
     filename: str,
-    questions: dict[str, Question],
+    questions: dict[str, int],
     raters: dict[str, Rater],
     totals: dict[str, int],
 ) -> None:
-    new_questions = []
-    for record, _ in chunk:
-        if record.question_id not in questions:
-            question = Question(
-                audit_set=audit_set, external_id=record.question_id, text=record.question
-            )
-            questions[record.question_id] = question
-            new_questions.append(question)
-    Question.objects.bulk_create(new_questions)
-
-    plans = [plan_claims(record) for record, _ in chunk]
-    answers = [
-        Answer(
-            audit_set=audit_set,
-            question=questions[record.question_id],
-            import_batch=batch,
-            # No cutting to the column's length: the parsers refuse longer values, and two
-            # ids cut to one prefix would merge two answers.
-            external_id=record.answer_id,
-            system=record.system,
-            text=record.answer,
-            content_hash=digest,
-            is_partial=any(p.cited_unknown for p in plan),
-            metadata=record.metadata,
-        )
-        for (record, digest), plan in zip(chunk, plans, strict=True)
-    ]
-    Answer.objects.bulk_create(answers)
-
-    passages: list[Passage] = []
-    for (record, _), answer, plan in zip(chunk, answers, plans, strict=True):
-        cited = {n for p in plan for n in p.citations}
-        for position, source in enumerate(record.passages, start=1):
-            passages.append(
-                Passage(
-                    answer=answer,
-                    position=position,
-                    title=source.title,
-                    url=source.url,
-                    text=source.text,
-                    is_cited=position in cited,
-                )
-            )
-    Passage.objects.bulk_create(passages)
-    passages_by_answer: dict[int, list[Passage]] = {}
-    for passage in passages:
-        passages_by_answer.setdefault(passage.answer_id, []).append(passage)
-
-    claim_objects: list[Claim] = []
-    claim_plans: list[PlannedClaim] = []
-    for answer, plan in zip(answers, plans, strict=True):
-        for planned in plan:
-            claim_objects.append(
-                Claim(
-                    answer=answer,
-                    order=planned.order,
-                    text=planned.text,
-                    start=planned.start,
-                    end=planned.end,
-                    location=planned.location,
-                    cited_unknown=list(planned.cited_unknown),
-                    is_uncited=planned.uncited,
-                )
-            )
-            claim_plans.append(planned)
-            totals["claims"] += 1
-            totals["uncited"] += planned.uncited
-            totals["unknown"] += len(planned.cited_unknown)
-            totals["lost"] += planned.location == Claim.Location.NOT_LOCATED
-    Claim.objects.bulk_create(claim_objects)
-
-    through = Claim.citations.through
-    links = []
-    for claim, planned in zip(claim_objects, claim_plans, strict=True):
-        answer_passages = passages_by_answer.get(claim.answer_id, [])
-        for number in planned.citations:
-            links.append(through(claim_id=claim.pk, passage_id=answer_passages[number - 1].pk))
-    through.objects.bulk_create(links)
-
-    claims_by_answer: dict[int, list[tuple[Claim, PlannedClaim]]] = {}
-    for claim, planned in zip(claim_objects, claim_plans, strict=True):
-        claims_by_answer.setdefault(claim.answer_id, []).append((claim, planned))
-
-    checks = []
-    for answer in answers:
-        pairs = claims_by_answer.get(answer.pk, [])
-        checks.extend(
-            answer_claim_checks(
-                passages_by_answer.get(answer.pk, []),
-                [(c, p.citations, bool(p.cited_unknown)) for c, p in pairs],
-            )
-        )
-    ClaimCheck.objects.bulk_create(checks)
-
-    labels = []
-    for (record, _), answer in zip(chunk, answers, strict=True):
-        answer_claims = [c for c, _ in claims_by_answer.get(answer.pk, [])]
+    """Write a chunk of new answers with their passages, claims, citations, checks and
+    labels: ids reserved up front and rows inserted in bulk (audit/services/bulk.py), so no
+    model instance is built for them."""
+    # Labels first: a label past the answer's claims refuses the file before this chunk
+    # writes anything (the transaction takes back the chunks before it).
+    for (record, _), plan in zip(chunk, planned, strict=True):
         for i, label in enumerate(record.labels):
-            if not 0 <= label.claim_index < len(answer_claims):
+            if not 0 <= label.claim_index < len(plan.claims):
                 raise FormatError(
                     filename,
                     record.location,
                     f"labels[{i}].claim",
                     f"claim {label.claim_index} does not exist "
-                    f"(the answer has {len(answer_claims)} claims, numbered from 0)",
+                    f"(the answer has {len(plan.claims)} claims, numbered from 0)",
                 )
+
+    new_questions: dict[str, str] = {}
+    for record, _ in chunk:
+        if record.question_id not in questions and record.question_id not in new_questions:
+            new_questions[record.question_id] = record.question
+    ids = bulk.reserve_ids(Question, len(new_questions))
+    bulk.insert_rows(
+        Question,
+        ("id", "audit_set_id", "external_id", "text"),
+        [
+            (pk, audit_set.pk, external_id, text)
+            for pk, (external_id, text) in zip(ids, new_questions.items(), strict=True)
+        ],
+    )
+    questions.update(zip(new_questions, ids, strict=True))
+
+    now = timezone.now()
+    answer_ids = bulk.reserve_ids(Answer, len(chunk))
+    bulk.insert_rows(
+        Answer,
+        (
+            "id",
+            "audit_set_id",
+            "question_id",
+            "import_batch_id",
+            "external_id",
+            "system",
+            "text",
+            "content_hash",
+            "is_partial",
+            "metadata",
+            "created_at",
+        ),
+        [
+            (
+                answer_id,
+                audit_set.pk,
+                questions[record.question_id],
+                batch.pk,
+                # No cutting to the column's length: the parsers refuse longer values, and
+                # two ids cut to one prefix would merge two answers.
+                record.answer_id,
+                record.system,
+                record.answer,
+                digest,
+                any(c.cited_unknown for c in plan.claims),
+                _json(record.metadata),
+                bulk.db_value(Answer, "created_at", now),
+            )
+            for answer_id, (record, digest), plan in zip(answer_ids, chunk, planned, strict=True)
+        ],
+    )
+
+    passage_ids = bulk.reserve_ids(Passage, sum(len(record.passages) for record, _ in chunk))
+    passage_rows = []
+    # Per answer, its passages' ids by position - 1.
+    answer_passages: list[list[int]] = []
+    next_id = iter(passage_ids)
+    for answer_id, (record, _), plan in zip(answer_ids, chunk, planned, strict=True):
+        cited = {n for c in plan.claims for n in c.citations}
+        own = []
+        for position, source in enumerate(record.passages, start=1):
+            passage_id = next(next_id)
+            own.append(passage_id)
+            passage_rows.append(
+                (
+                    passage_id,
+                    answer_id,
+                    position,
+                    source.title,
+                    source.url,
+                    source.text,
+                    position in cited,
+                )
+            )
+        answer_passages.append(own)
+    bulk.insert_rows(
+        Passage, ("id", "answer_id", "position", "title", "url", "text", "is_cited"), passage_rows
+    )
+
+    claim_ids = bulk.reserve_ids(Claim, sum(len(plan.claims) for plan in planned))
+    claim_rows = []
+    link_rows = []
+    check_rows = []
+    computed_at = bulk.db_value(ClaimCheck, "computed_at", now)
+    next_claim = iter(claim_ids)
+    # Per answer, its claims' ids in order, for the labels.
+    answer_claims: list[list[int]] = []
+    for answer_id, own_passages, plan in zip(answer_ids, answer_passages, planned, strict=True):
+        own = []
+        for claim, check in zip(plan.claims, plan.checks, strict=True):
+            claim_id = next(next_claim)
+            own.append(claim_id)
+            claim_rows.append(
+                (
+                    claim_id,
+                    answer_id,
+                    claim.order,
+                    claim.text,
+                    claim.start,
+                    claim.end,
+                    claim.location,
+                    _json(list(claim.cited_unknown)),
+                    claim.uncited,
+                )
+            )
+            link_rows.extend((claim_id, own_passages[n - 1]) for n in claim.citations)
+            check_rows.append(
+                (
+                    claim_id,
+                    check.matcher_version,
+                    check.label,
+                    check.best_score,
+                    _json(check.highlights),
+                    _json(check.numbers),
+                    None if check.wrong_citation is None else _json(check.wrong_citation),
+                    computed_at,
+                )
+            )
+            totals["claims"] += 1
+            totals["uncited"] += claim.uncited
+            totals["unknown"] += len(claim.cited_unknown)
+            totals["lost"] += claim.location == Claim.Location.NOT_LOCATED
+        answer_claims.append(own)
+    bulk.insert_rows(
+        Claim,
+        (
+            "id",
+            "answer_id",
+            "order",
+            "text",
+            "start",
+            "end",
+            "location",
+            "cited_unknown",
+            "is_uncited",
+        ),
+        claim_rows,
+    )
+    through = Claim.citations.through
+    bulk.insert_rows(
+        through,
+        ("id", "claim_id", "passage_id"),
+        [
+            (pk, *link)
+            for pk, link in zip(bulk.reserve_ids(through, len(link_rows)), link_rows, strict=True)
+        ],
+    )
+    bulk.insert_rows(
+        ClaimCheck,
+        (
+            "id",
+            "claim_id",
+            "matcher_version",
+            "label",
+            "best_score",
+            "highlights",
+            "numbers",
+            "wrong_citation",
+            "computed_at",
+        ),
+        [
+            (pk, *row)
+            for pk, row in zip(
+                bulk.reserve_ids(ClaimCheck, len(check_rows)), check_rows, strict=True
+            )
+        ],
+    )
+
+    labels = []
+    for (record, _), own in zip(chunk, answer_claims, strict=True):
+        for label in record.labels:
             rater = raters.get(label.rater)
             if rater is None:
                 rater, _ = Rater.objects.get_or_create(name=label.rater)
@@ -310,7 +453,7 @@ def _import_chunk(
             labels.append(
                 RaterLabel(
                     rater=rater,
-                    claim=answer_claims[label.claim_index],
+                    claim_id=own[label.claim_index],
                     judgment=label.judgment or "",
                     raw_label=label.raw_label,
                     verification_worthy=label.verification_worthy,
@@ -319,4 +462,10 @@ def _import_chunk(
                 )
             )
     RaterLabel.objects.bulk_create(labels)
-    totals["answers"] += len(answers)
+    totals["answers"] += len(chunk)
+
+
+def _json(value: object) -> str:
+    # What JSONField stores on SQLite (json.dumps with its defaults); PostgreSQL reads the
+    # same text into jsonb.
+    return json.dumps(value)

@@ -63,27 +63,26 @@ def restore_chunk(
     audit_set: AuditSet,
     batch: ImportBatch,
     filename: str,
-    questions: dict[str, Question],
+    questions: dict[str, int],
     raters: dict[str, Rater],
     users: dict[str, int],
     totals: dict[str, int],
 ) -> None:
     """Write exported answers back as they were, without splitting or matching again."""
     exported = [record.labelled for record, _ in chunk]
-    new_questions = []
+    new_questions: dict[str, Question] = {}
     for answer in exported:
-        if answer.question_id not in questions:
-            question = Question(
+        if answer.question_id not in questions and answer.question_id not in new_questions:
+            new_questions[answer.question_id] = Question(
                 audit_set=audit_set, external_id=answer.question_id, text=answer.question
             )
-            questions[answer.question_id] = question
-            new_questions.append(question)
-    Question.objects.bulk_create(new_questions)
+    Question.objects.bulk_create(new_questions.values())
+    questions.update((key, question.pk) for key, question in new_questions.items())
 
     answers = [
         Answer(
             audit_set=audit_set,
-            question=questions[answer.question_id],
+            question_id=questions[answer.question_id],
             import_batch=batch,
             external_id=answer.answer_id,
             system=answer.system,

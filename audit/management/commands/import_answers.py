@@ -5,7 +5,8 @@ FORMAT is native, alce, ragas, expertqa or citeaudit (an export_labels jsonl fil
 
 from __future__ import annotations
 
-import hashlib
+import gc
+import os
 import sys
 from pathlib import Path
 
@@ -15,8 +16,12 @@ from django.db import transaction
 from tqdm import tqdm
 
 from audit import services
-from audit.formats import FORMATS, FormatError, parse_file
+from audit.formats import FORMATS, FormatError, parse_path
 from audit.models import AuditSet
+
+# Matching is most of an import's work and this process only parses and writes, so one
+# matching process per core (none on a single core, where they would only add pickling).
+DEFAULT_WORKERS = min(4, os.cpu_count() or 1) if (os.cpu_count() or 1) > 1 else 0
 
 
 class Command(BaseCommand):
@@ -26,8 +31,15 @@ class Command(BaseCommand):
         parser.add_argument("path")
         parser.add_argument("--set", required=True, dest="set_name")
         parser.add_argument("--format", default="auto", choices=["auto", *FORMATS])
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=DEFAULT_WORKERS,
+            help="processes that locate and match claims while this one writes "
+            f"(0: none; default {DEFAULT_WORKERS})",
+        )
 
-    def handle(self, path: str, set_name: str, format: str, **options) -> None:
+    def handle(self, path: str, set_name: str, format: str, workers: int, **options) -> None:
         file = Path(path)
         if not file.is_file():
             raise CommandError(f"{path}: no such file")
@@ -37,13 +49,23 @@ class Command(BaseCommand):
                 f"{file.name}: {size:,} bytes is over the import limit of "
                 f"{settings.IMPORT_MAX_BYTES:,} bytes"
             )
-        data = file.read_bytes()
+        # Django and everything imported so far lives as long as the command: the garbage
+        # collector need not walk it again at every full collection of the import.
+        gc.freeze()
         try:
-            parsed = parse_file(data, file.name, fmt=format, max_bytes=settings.IMPORT_MAX_BYTES)
+            # A native JSON Lines file is read a line at a time as it is imported; its
+            # answers are counted beforehand for the progress bar.
+            parsed, check = parse_path(
+                file, file.name, fmt=format, max_bytes=settings.IMPORT_MAX_BYTES
+            )
+            total = len(parsed.records) if isinstance(parsed.records, tuple) else check.lines
+            # No monitor thread: the matching workers are forked, and a fork should not
+            # copy a thread that might hold a lock.
+            tqdm.monitor_interval = 0
             with (
                 transaction.atomic(),
                 tqdm(
-                    total=len(parsed.records),
+                    total=total,
                     unit="answer",
                     disable=not sys.stderr.isatty(),
                     file=sys.stderr,
@@ -54,8 +76,9 @@ class Command(BaseCommand):
                     audit_set=audit_set,
                     parsed=parsed,
                     filename=file.name,
-                    sha256=hashlib.sha256(data).hexdigest(),
+                    sha256=check.sha256,
                     progress=bar.update,
+                    workers=max(0, workers),
                 )
         except FormatError as error:
             # One line, no traceback: the error names the file, line and field.

@@ -1,0 +1,76 @@
+"""Plain inserts of many new rows, for imports: ids reserved up front, rows written with
+executemany (SQLite) or COPY (PostgreSQL), no model instances and no signals.
+
+Only for models whose saves do nothing besides writing the row (no history, no signal
+receivers): Django's bulk_create sends no signals either, but it builds an instance and
+compiles an INSERT of every row, which cost more than the matching of an import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import connection, models
+
+
+def reserve_ids(model: type[models.Model], count: int) -> list[int]:
+    """count new primary keys for model, in increasing order, none of them used again.
+
+    The caller must be inside a transaction that holds the write lock on SQLite
+    (transaction_mode IMMEDIATE), so no other writer can take the same ids.
+    """
+    if count == 0:
+        return []
+    table = model._meta.db_table
+    pk = model._meta.pk.column
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                [table, pk, count],
+            )
+            return sorted(row[0] for row in cursor.fetchall())
+        # AUTOINCREMENT tables never reuse an id: start past both the sequence and the rows.
+        # An explicit id above the sequence moves the sequence along with it.
+        quoted = connection.ops.quote_name(table)
+        cursor.execute(
+            f"SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = %s), 0), "
+            f"coalesce((SELECT max({connection.ops.quote_name(pk)}) FROM {quoted}), 0))",
+            [table],
+        )
+        first = cursor.fetchone()[0] + 1
+    return list(range(first, first + count))
+
+
+def insert_rows(
+    model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> None:
+    """Insert rows into model's table: values in the order of columns (attnames, the
+    primary key among them), already as the database takes them (JSON as text, timestamps
+    through db_value). Every other column gets its field's default, as a save would."""
+    fields = [
+        f
+        for f in model._meta.concrete_fields
+        if f.attname not in columns and not f.generated and not f.primary_key
+    ]
+    defaults = tuple(f.get_db_prep_save(f.get_default(), connection) for f in fields)
+    names = [*columns, *(f.attname for f in fields)]
+    if defaults:
+        rows = (tuple(row) + defaults for row in rows)
+    table = connection.ops.quote_name(model._meta.db_table)
+    quoted = ", ".join(connection.ops.quote_name(model._meta.get_field(n).column) for n in names)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({quoted}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        marks = ", ".join(["%s"] * len(names))
+        cursor.executemany(f"INSERT INTO {table} ({quoted}) VALUES ({marks})", list(rows))
+
+
+def db_value(model: type[models.Model], field: str, value: Any) -> Any:
+    """value as a save of field would send it to the database (for values computed once
+    per insert, such as a timestamp)."""
+    return model._meta.get_field(field).get_db_prep_save(value, connection)

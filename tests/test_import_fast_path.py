@@ -1,0 +1,316 @@
+"""The import's fast path (ids reserved, rows written by executemany or COPY, matching in
+worker processes, native JSON Lines streamed) stores exactly what the model layer stored,
+and a streamed file is refused with the same error as a file read whole."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from audit.claims import plan_claims
+from audit.formats import FormatError, parse_file, parse_path
+from audit.models import (
+    Answer,
+    AuditSet,
+    Claim,
+    ClaimCheck,
+    ImportBatch,
+    Passage,
+    Question,
+    RaterLabel,
+)
+from audit.services import answer_content_hash, claim_checks_recompute
+from audit.services.checks import answer_claim_checks
+from tests.conftest import FIXTURES, import_file
+from tests.test_import_fuzz import HOSTILE, IMPORTS, SAMPLES, _lines, _native
+
+pytestmark = pytest.mark.django_db
+
+CHECK_FIELDS = ("matcher_version", "label", "best_score", "highlights", "numbers", "wrong_citation")
+
+
+def _model_layer_import(audit_set: AuditSet, path) -> None:
+    """What the import wrote before the fast path, through model instances and
+    bulk_create, kept here as the reference the fast path must equal."""
+    parsed = parse_file(path.read_bytes(), path.name)
+    batch = ImportBatch.objects.create(audit_set=audit_set, filename=path.name, format="x")
+    questions: dict[str, Question] = {}
+    for record in parsed.records:
+        question = questions.get(record.question_id)
+        if question is None:
+            question = questions[record.question_id] = Question.objects.create(
+                audit_set=audit_set, external_id=record.question_id, text=record.question
+            )
+        plan = plan_claims(record)
+        answer = Answer.objects.create(
+            audit_set=audit_set,
+            question=question,
+            import_batch=batch,
+            external_id=record.answer_id,
+            system=record.system,
+            text=record.answer,
+            content_hash=answer_content_hash(record),
+            is_partial=any(p.cited_unknown for p in plan),
+            metadata=record.metadata,
+        )
+        cited = {n for p in plan for n in p.citations}
+        passages = Passage.objects.bulk_create(
+            Passage(
+                answer=answer,
+                position=position,
+                title=source.title,
+                url=source.url,
+                text=source.text,
+                is_cited=position in cited,
+            )
+            for position, source in enumerate(record.passages, start=1)
+        )
+        claims = Claim.objects.bulk_create(
+            Claim(
+                answer=answer,
+                order=p.order,
+                text=p.text,
+                start=p.start,
+                end=p.end,
+                location=p.location,
+                cited_unknown=list(p.cited_unknown),
+                is_uncited=p.uncited,
+            )
+            for p in plan
+        )
+        for claim, planned in zip(claims, plan, strict=True):
+            claim.citations.set([passages[n - 1] for n in planned.citations])
+        ClaimCheck.objects.bulk_create(
+            answer_claim_checks(
+                passages,
+                [
+                    (claim, planned.citations, bool(planned.cited_unknown))
+                    for claim, planned in zip(claims, plan, strict=True)
+                ],
+            )
+        )
+
+
+def _stored(audit_set: AuditSet) -> list:
+    """Everything an import stored for the set, with ids replaced by positions."""
+    rows = []
+    answers = Answer.objects.filter(audit_set=audit_set).order_by("pk")
+    for answer in answers.select_related("question"):
+        rows.append(
+            (
+                answer.question.external_id,
+                answer.question.text,
+                answer.external_id,
+                answer.system,
+                answer.text,
+                answer.content_hash,
+                answer.is_partial,
+                answer.metadata,
+                [
+                    (p.position, p.title, p.url, p.text, p.is_cited)
+                    for p in answer.passages.order_by("position")
+                ],
+            )
+        )
+        for claim in answer.claims.order_by("order").prefetch_related("citations"):
+            check = ClaimCheck.objects.get(claim=claim)
+            rows.append(
+                (
+                    claim.order,
+                    claim.text,
+                    claim.start,
+                    claim.end,
+                    claim.location,
+                    claim.cited_unknown,
+                    claim.is_uncited,
+                    claim.parent_id,
+                    claim.review_status,
+                    claim.severity,
+                    sorted(p.position for p in claim.citations.all()),
+                    [getattr(check, f) for f in CHECK_FIELDS],
+                )
+            )
+    return rows
+
+
+def _raw_json(audit_set: AuditSet) -> list[tuple]:
+    """The JSON columns as the database holds them (text on SQLite)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.cited_unknown, k.highlights, k.numbers, k.wrong_citation, a.metadata "
+            "FROM audit_claim c JOIN audit_claimcheck k ON k.claim_id = c.id "
+            "JOIN audit_answer a ON a.id = c.answer_id WHERE a.audit_set_id = %s "
+            'ORDER BY a.id, c."order"',
+            [audit_set.pk],
+        )
+        return cursor.fetchall()
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_fast_path_stores_what_the_model_layer_stored(path):
+    fast = AuditSet.objects.create(name="fast")
+    reference = AuditSet.objects.create(name="reference")
+
+    import_file(fast, path)
+    _model_layer_import(reference, path)
+
+    assert _stored(fast) == _stored(reference)
+    assert _raw_json(fast) == _raw_json(reference)
+
+
+def test_stored_checks_equal_a_rematch_of_the_same_claims(handmade):
+    before = {
+        c.claim_id: [getattr(c, f) for f in CHECK_FIELDS]
+        for c in ClaimCheck.objects.filter(claim__answer__audit_set=handmade)
+    }
+
+    claim_checks_recompute(audit_set=handmade)
+
+    after = {
+        c.claim_id: [getattr(c, f) for f in CHECK_FIELDS]
+        for c in ClaimCheck.objects.filter(claim__answer__audit_set=handmade)
+    }
+    assert after == before
+    assert len(before) == Claim.objects.filter(answer__audit_set=handmade).count()
+
+
+def test_command_with_matching_workers_stores_what_it_stores_without(tmp_path):
+    path = FIXTURES / "expertqa" / "expertqa_slice15.jsonl"
+
+    for name, workers in (("one", "0"), ("two", "2")):
+        call_command(
+            "import_answers", str(path), "--set", name, "--workers", workers, stdout=io.StringIO()
+        )
+
+    one, two = AuditSet.objects.get(name="one"), AuditSet.objects.get(name="two")
+    assert _stored(one) == _stored(two)
+    assert len(_stored(one)) > 15
+
+
+def test_streamed_file_broken_past_the_first_chunk_writes_nothing(tmp_path):
+    good = [
+        _native(question_id=f"q{i}", answer=f"The rate is {i} percent [1].") for i in range(1201)
+    ]
+    path = tmp_path / "late.jsonl"
+    path.write_bytes(_lines(*good) + b'{"question_id": "q9", "question": 5}\n')
+    models = (Question, Answer, Passage, Claim, ClaimCheck, RaterLabel, ImportBatch)
+    before = [m.objects.count() for m in models]
+
+    with pytest.raises(CommandError) as raised:
+        call_command("import_answers", str(path), "--set", "late", stdout=io.StringIO())
+
+    assert str(raised.value) == (
+        "late.jsonl: line 1202: question: expected a string, got number (nothing was imported)"
+    )
+    assert [m.objects.count() for m in models] == before
+
+
+def _outcome(parse) -> object:
+    try:
+        parsed = parse()
+        return (parsed.format, list(parsed.records))
+    except FormatError as err:
+        return str(err)
+
+
+def _both(tmp_path, name: str, data: bytes) -> tuple[object, object]:
+    path = tmp_path / name
+    path.write_bytes(data)
+    whole = _outcome(lambda: parse_file(data, name))
+    streamed = _outcome(lambda: parse_path(path, name)[0])
+    return whole, streamed
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_streamed_parse_refuses_hostile_files_as_the_whole_file_parse_does(tmp_path, case):
+    whole, streamed = _both(tmp_path, f"{case}.jsonl", IMPORTS.get(case) or HOSTILE[case])
+
+    assert streamed == whole
+
+
+def test_streamed_parse_reports_the_first_nul_before_an_earlier_bad_line(tmp_path):
+    nul = _lines(_native(answer="a NUL [1]")).replace(b"NUL", b"\x00")
+    data = _lines(_native()) + b"{not json\n" + nul
+
+    whole, streamed = _both(tmp_path, "nul.jsonl", data)
+
+    assert streamed == whole
+    assert whole.startswith("nul.jsonl: line 3: NUL byte at byte")
+
+
+def test_parse_path_gives_the_file_hash_and_count_of_records(tmp_path):
+    data = b"\xef\xbb\xbf" + _lines(_native(question_id="a"), _native(question_id="b")) + b"\n \n"
+    path = tmp_path / "two.jsonl"
+    path.write_bytes(data)
+
+    parsed, check = parse_path(path, "two.jsonl")
+
+    assert not isinstance(parsed.records, tuple)
+    assert [r.question_id for r in parsed.records] == ["a", "b"]
+    assert check.lines == 2
+    assert check.sha256 == __import__("hashlib").sha256(data).hexdigest()
+
+
+@settings(
+    max_examples=60,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    sample=st.sampled_from(SAMPLES),
+    cut=st.floats(0, 1),
+    flips=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 255)), max_size=4),
+)
+def test_streamed_parse_of_mutated_files_equals_the_whole_file_parse(tmp_path, sample, cut, flips):
+    data = bytearray(sample.read_bytes())
+    for where, value in flips:
+        data[int(where * (len(data) - 1))] = value
+    data = bytes(data[: max(1, int(cut * len(data)))])
+
+    whole, streamed = _both(tmp_path, sample.name, data)
+
+    assert streamed == whole
+
+
+def test_json_columns_are_what_json_dumps_writes(handmade):
+    claims = Claim.objects.filter(answer__audit_set=handmade).order_by("answer_id", "order")
+    checks = {c.claim_id: c for c in ClaimCheck.objects.filter(claim__in=claims)}
+    expected = [
+        (
+            claim.cited_unknown,
+            checks[claim.pk].highlights,
+            checks[claim.pk].numbers,
+            checks[claim.pk].wrong_citation,
+            claim.answer.metadata,
+        )
+        for claim in claims.select_related("answer")
+    ]
+
+    raw = _raw_json(handmade)
+
+    if connection.vendor == "sqlite":
+        assert raw == [tuple(None if v is None else json.dumps(v) for v in row) for row in expected]
+    else:
+        assert [tuple(json.loads(v) if isinstance(v, str) else v for v in r) for r in raw] == (
+            expected
+        )
+
+
+def test_streamed_command_import_of_the_same_file_again_creates_nothing(tmp_path):
+    path = tmp_path / "again.jsonl"
+    path.write_bytes(_lines(*(_native(question_id=f"q{i}") for i in range(3))))
+    call_command("import_answers", str(path), "--set", "again", stdout=io.StringIO())
+    counts = [m.objects.count() for m in (Question, Answer, Passage, Claim, ClaimCheck)]
+    batches = ImportBatch.objects.count()
+    out = io.StringIO()
+
+    call_command("import_answers", str(path), "--set", "again", stdout=out)
+
+    assert [m.objects.count() for m in (Question, Answer, Passage, Claim, ClaimCheck)] == counts
+    assert ImportBatch.objects.count() == batches
+    assert "again.jsonl (native) into “again”: 0 answers (3 already present)" in out.getvalue()
