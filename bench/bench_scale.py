@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -164,13 +164,31 @@ def main() -> None:
     reviewer_client, lead_client = Client(), Client()
     reviewer_client.force_login(reviewers[1])
     lead_client.force_login(lead)
+    system = quote(audit_set.answers.values_list("system", flat=True).first())
+    claims = f"/sets/{audit_set.pk}/claims/"
+    answers = f"/sets/{audit_set.pk}/"
+    deep = max(1, len(claim_ids) // 50 // 4)  # a quarter of the way in
+    lists = {
+        "claims list, page 1": claims,
+        f"claims list, page {deep}": f"{claims}?page={deep}",
+        "claims list, last page": f"{claims}?page=last",
+        "claims list, status filter": f"{claims}?status=partly_submitted",
+        "claims list, status, last page": f"{claims}?status=partly_submitted&page=last",
+        "claims list, reviewer filter": f"{claims}?reviewer={reviewers[0].pk}",
+        "claims list, label filter": f"{claims}?label=verified",
+        "claims list, system filter": f"{claims}?system={system}",
+        "claims list, text filter": f"{claims}?text=overtime",
+        "claims list, text, no match": f"{claims}?text=zzzz",
+        "set page, page 1": answers,
+        f"set page, page {deep // 5 or 1}": f"{answers}?page={deep // 5 or 1}",
+        "set page, last page": f"{answers}?page={len(claim_ids) // 5 // 50}",
+        "set page, system filter": f"{answers}?system={system}",
+        "set page, question filter": f"{answers}?question=Question+42",
+        "set page, cited-unknown filter": f"{answers}?is_partial=true",
+    }
     pages = {
         "review page": [f"/claims/{pk}/review/" for pk in rng.sample(claim_ids, args.requests)],
-        "claims list, page 1": [f"/sets/{audit_set.pk}/claims/"] * args.requests,
-        "claims list, page 1000": [f"/sets/{audit_set.pk}/claims/?page=1000"] * args.requests,
-        "claims list, status filter": [f"/sets/{audit_set.pk}/claims/?status=partly_submitted"]
-        * args.requests,
-        "set page (answers)": [f"/sets/{audit_set.pk}/"] * 10,
+        **{name: [url] * args.requests for name, url in lists.items()},
     }
     print(f"{'page':30} {'n':>4} {'median ms':>10} {'p95 ms':>8} {'queries':>8}")
     for name, urls in pages.items():
