@@ -50,7 +50,10 @@ class ClaimReviewFilter(django_filters.FilterSet):
         queryset=None, method="filter_reviewer", empty_label="any reviewer", label="Reviewer"
     )
     label = django_filters.ChoiceFilter(
-        choices=ClaimCheck.Label.choices, empty_label="any machine label", label="Machine label"
+        field_name="machine_check__label",
+        choices=ClaimCheck.Label.choices,
+        empty_label="any machine label",
+        label="Machine label",
     )
     system = django_filters.ChoiceFilter(
         field_name="answer__system", choices=[], empty_label="any system", label="System"

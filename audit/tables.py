@@ -137,7 +137,7 @@ class ClaimReviewTable(tables.Table):
     status = tables.Column("Status")
     submitted_count = tables.Column("Sheets", attrs={"td": {"class": "num"}})
     reviewers = tables.Column("Reviewers", accessor="pk", orderable=False)
-    label = tables.Column("Machine label")
+    label = tables.Column("Machine label", order_by=("machine_check__label",))
     actions = tables.Column("", accessor="pk", orderable=False)
 
     class Meta:

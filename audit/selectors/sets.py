@@ -381,19 +381,17 @@ def claim_rows(*, audit_set: AuditSet, viewer=None) -> QuerySet[Claim]:
         )
         submitted_count = Case(When(pk__in=blind, then=Value(0)), default=submitted_count)
 
-    def annotated(claims: QuerySet[Claim]) -> QuerySet[Claim]:
-        return claims.annotate(
-            snippet=Left("text", 160),
-            system=F("answer__system"),
-            label=F("machine_check__label"),
-            assigned_count=_assigned_count(),
-            submitted_count=submitted_count,
-            status=status,
-        )
-
     def page_rows(keys: list[int]) -> QuerySet[Claim]:
         return (
-            annotated(Claim.objects.filter(pk__in=keys))
+            Claim.objects.filter(pk__in=keys)
+            .annotate(
+                snippet=Left("text", 160),
+                system=F("answer__system"),
+                label=F("machine_check__label"),
+                assigned_count=_assigned_count(),
+                submitted_count=submitted_count,
+                status=status,
+            )
             .select_related("answer")
             .only(
                 "pk",
@@ -415,15 +413,19 @@ def claim_rows(*, audit_set: AuditSet, viewer=None) -> QuerySet[Claim]:
             .order_by()
         )
 
-    rows = annotated(
+    # The keys: only what the filters and sorting need, so no join is made but for the
+    # filter that asks for one, and the last page's COUNT reads one index (13 ms at 100k
+    # claims on SQLite, 55 ms with the label's and system's joins).
+    rows = (
         # The set's answers as a list, not a join condition: SQLite then walks
         # claim_queue_idx answer by answer in the queue order and stops at the page, where
         # filtering on the joined answer made it sort every claim of the set first (a temp
         # B-tree: 220 ms for page 1 and 2 s for the last at 100k claims).
-        ClaimRowQuerySet(Claim).filter(
-            answer_id__in=Answer.objects.filter(audit_set=audit_set).values("pk")
-        )
-    ).order_by(*QUEUE_ORDER)
+        ClaimRowQuerySet(Claim)
+        .filter(answer_id__in=Answer.objects.filter(audit_set=audit_set).values("pk"))
+        .annotate(submitted_count=submitted_count, status=status)
+        .order_by(*QUEUE_ORDER)
+    )
     rows.page_rows = page_rows
     return rows
 

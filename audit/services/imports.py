@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from audit.claims import plan_claims
@@ -38,6 +38,7 @@ from audit.models import (
 )
 from audit.services import bulk
 from audit.services.derived import claims_changed
+from audit.services.planner import planner_statistics_refresh
 from audit.services.restore import people, restore_chunk
 from audit.stored_checks import PassageCache
 
@@ -186,8 +187,7 @@ def answers_import(
                 ),
                 reviewer_ids=users.values(),
             )
-            if totals["claims"] >= ANALYZE_AFTER_CLAIMS:
-                planner_statistics_refresh()
+            planner_statistics_refresh(rows=totals["claims"])
 
     return ImportSummary(
         format=parsed.format,
@@ -201,24 +201,6 @@ def answers_import(
         sheets=totals["sheets"],
         gold=totals["gold"],
     )
-
-
-# An import this large changes the tables enough that PostgreSQL's plans from before it
-# (or from no statistics at all, on a new database) go wrong until autovacuum analyses
-# them: a full export right after a 50k bulk load took 50-80 s instead of 13-29 s.
-ANALYZE_AFTER_CLAIMS = 5000
-ANALYZED_TABLES = (Answer, Passage, Claim, ClaimCheck, Question)
-
-
-def planner_statistics_refresh() -> None:
-    """ANALYZE the tables an import fills, inside its transaction (the statistics commit with
-    the rows), so the pages and exports right after it are planned on what is there. On
-    PostgreSQL only: SQLite plans from its indexes."""
-    if connection.vendor != "postgresql":
-        return
-    with connection.cursor() as cursor:
-        for model in ANALYZED_TABLES:
-            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
 
 
 def _fresh(

@@ -34,6 +34,7 @@ from audit.selectors import QUEUE_ORDER, reviewer_sheet
 from audit.services.checks import answer_claim_checks
 from audit.services.derived import claims_changed
 from audit.services.locks import audit_set_lock, claims_lock
+from audit.services.planner import planner_statistics_refresh
 
 # An idle tab left open cannot add more than this per save, however long it sat there.
 MAX_ACTIVE_SECONDS_PER_SAVE = 120
@@ -167,6 +168,7 @@ def review_open(
             claim_ids={a.claim_id for a in new},
             reviewer_ids=[p.pk for p in people],
         )
+        planner_statistics_refresh(rows=len(new))
     per_reviewer: dict[int, int] = defaultdict(int)
     for assignment in new:
         per_reviewer[assignment.reviewer_id] += 1

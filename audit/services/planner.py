@@ -1,0 +1,29 @@
+"""Planner statistics after bulk writes, so the pages right after them are planned on what is
+there: PostgreSQL until autovacuum gets to the tables, SQLite ever (it never analyses by
+itself). Without them SQLite drove the claims list's label and reviewer filters from their
+indexes as if they were selective, then sorted every claim of the set (66 ms and 51 ms for
+page 1 at 100k claims, when every claim matched); PostgreSQL exported a freshly loaded set
+in 50-80 s instead of 13-29 s.
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from audit.models import Answer, Assignment, AuditSheet, Claim, ClaimCheck, Passage, Question
+
+# Rows a write must add before the tables are analysed again: ANALYZE reads a sample of
+# each table (a fraction of a second at 100k claims), which small writes do not need.
+AFTER_ROWS = 5000
+TABLES = (Answer, Passage, Claim, ClaimCheck, Question, Assignment, AuditSheet)
+
+
+def planner_statistics_refresh(*, rows: int) -> bool:
+    """ANALYZE the app's big tables when a write added `rows` ≥ AFTER_ROWS rows, inside the
+    caller's transaction (the statistics commit with the rows); returns whether it did."""
+    if rows < AFTER_ROWS:
+        return False
+    with connection.cursor() as cursor:
+        for model in TABLES:
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+    return True
