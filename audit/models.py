@@ -401,7 +401,29 @@ class ReviewerTally(models.Model):
         return f"{self.reviewer} in {self.audit_set}: {self.submitted} of {self.assigned}"
 
 
-class ReleaseFact(models.Model):
+class ReleaseFlagFields(models.Model):
+    """A system and the flags of metrics.ReleaseFlags (RELEASE_FLAGS), as a release fact and
+    a release tally both store them."""
+
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="+")
+    # The answer's system, copied so the tallies need no join.
+    system = models.CharField(max_length=200)
+    worthy = models.BooleanField()
+    supported = models.BooleanField()
+    judged_supported = models.BooleanField()
+    provisional = models.BooleanField()
+    contradicted = models.BooleanField()
+    wrong_citation = models.BooleanField()
+    uncited_worthy = models.BooleanField()
+    numbers_failing = models.BooleanField()
+    # The answer's topics, casefolded and sorted; criteria read them of contradicted claims.
+    topics = models.JSONField(default=list)
+
+    class Meta:
+        abstract = True
+
+
+class ReleaseFact(ReleaseFlagFields):
     """A top-level claim as the set page's release summary counts it: the flags of its label
     (metrics.ReleaseFlags), gold where adjudicated, else provisional from its sheets, derived
     from its atomic claims once split. Written only by audit.services.release, from
@@ -417,41 +439,17 @@ class ReleaseFact(models.Model):
         db_constraint=False,
         related_name="release_fact",
     )
-    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="+")
-    # The answer's system, copied so the tallies need no join.
-    system = models.CharField(max_length=200)
-    worthy = models.BooleanField()
-    supported = models.BooleanField()
-    judged_supported = models.BooleanField()
-    provisional = models.BooleanField()
-    contradicted = models.BooleanField()
-    wrong_citation = models.BooleanField()
-    uncited_worthy = models.BooleanField()
-    numbers_failing = models.BooleanField()
-    # The answer's topics, casefolded and sorted; read only for contradicted claims.
-    topics = models.JSONField(default=list)
 
     def __str__(self) -> str:
         return f"claim {self.claim_id} in {self.system}"
 
 
-class ReleaseTally(models.Model):
+class ReleaseTally(ReleaseFlagFields):
     """How many top-level claims of a set and system have one combination of release flags
     (and, for contradicted claims, one set of answer topics). The set page's release summary
     reads these few rows whatever the size of the set. Moved only by audit.services.release,
     by the difference between a change's old and new release facts."""
 
-    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="+")
-    system = models.CharField(max_length=200)
-    worthy = models.BooleanField()
-    supported = models.BooleanField()
-    judged_supported = models.BooleanField()
-    provisional = models.BooleanField()
-    contradicted = models.BooleanField()
-    wrong_citation = models.BooleanField()
-    uncited_worthy = models.BooleanField()
-    numbers_failing = models.BooleanField()
-    topics = models.JSONField(default=list)
     # The whole combination hashed: one short unique key, however long the system or topics.
     key = models.CharField(max_length=64)
     claims = models.IntegerField(default=0)

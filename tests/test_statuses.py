@@ -29,6 +29,7 @@ from django.test import Client
 from django.urls import reverse
 
 from audit import selectors, services
+from audit.metrics import RELEASE_FLAGS
 from audit.models import (
     Adjudication,
     Answer,
@@ -273,33 +274,13 @@ def _derived(audit_set: AuditSet) -> dict:
         "release_facts": sorted(
             (row[0], row[1:-1], tuple(row[-1]))
             for row in ReleaseFact.objects.filter(audit_set=audit_set).values_list(
-                "claim_id",
-                "system",
-                "worthy",
-                "supported",
-                "judged_supported",
-                "provisional",
-                "contradicted",
-                "wrong_citation",
-                "uncited_worthy",
-                "numbers_failing",
-                "topics",
+                "claim_id", "system", *RELEASE_FLAGS, "topics"
             )
         ),
         "release_tallies": sorted(
             (row[0], row[1:-1], tuple(row[-1]))
             for row in ReleaseTally.objects.filter(audit_set=audit_set, claims__gt=0).values_list(
-                "claims",
-                "system",
-                "worthy",
-                "supported",
-                "judged_supported",
-                "provisional",
-                "contradicted",
-                "wrong_citation",
-                "uncited_worthy",
-                "numbers_failing",
-                "topics",
+                "claims", "system", *RELEASE_FLAGS, "topics"
             )
         ),
     }
