@@ -52,9 +52,9 @@ from audit.selectors.review import (
     split_verdict,
 )
 from audit.selectors.sets import (
-    ClaimRowQuerySet,
     ClaimStatus,
     Distribution,
+    PageByKeysQuerySet,
     ReviewerProgress,
     answer_for_user,
     answer_rows,
@@ -90,7 +90,7 @@ __all__ = [
     "reviewer_progress",
     "set_flags",
     "ClaimStatus",
-    "ClaimRowQuerySet",
+    "PageByKeysQuerySet",
     "claim_rows",
     "status_counts",
     "review_queue",

@@ -87,26 +87,37 @@ def answer_rows(*, audit_set: AuditSet) -> QuerySet[Answer]:
             Value(0),
         )
 
-    return (
-        Answer.objects.filter(audit_set=audit_set)
-        .select_related("question")
-        .only(
-            "pk",
-            "external_id",
-            "system",
-            "is_partial",
-            "question__external_id",
-            "question__text",
-            "import_batch_id",
-            "audit_set_id",
+    counts = {
+        "claim_count": count(),
+        "uncited_count": count(Q(is_uncited=True)),
+        "unknown_count": count(~Q(cited_unknown=[])),
+        "verified_count": count(Q(machine_check__label=ClaimCheck.Label.VERIFIED)),
+    }
+
+    def page_rows(keys: list[int]) -> QuerySet[Answer]:
+        return (
+            Answer.objects.filter(pk__in=keys)
+            .select_related("question")
+            .only(
+                "pk",
+                "external_id",
+                "system",
+                "is_partial",
+                "question__external_id",
+                "question__text",
+                "import_batch_id",
+                "audit_set_id",
+            )
+            .annotate(**counts)
+            .order_by()
         )
-        .annotate(
-            claim_count=count(),
-            uncited_count=count(Q(is_uncited=True)),
-            unknown_count=count(~Q(cited_unknown=[])),
-            verified_count=count(Q(machine_check__label=ClaimCheck.Label.VERIFIED)),
-        )
-    )
+
+    # The counts are there to sort by; a page's keys select none of them, and its rows are
+    # read by key (on PostgreSQL an offset computed them for every skipped answer: 370 ms
+    # for the last page of 20k answers).
+    rows = PageByKeysQuerySet(Answer).filter(audit_set=audit_set).annotate(**counts)
+    rows.page_rows = page_rows
+    return rows
 
 
 def set_for_user(*, user, pk: int) -> AuditSet | None:
@@ -323,12 +334,12 @@ def _submitted_count() -> Coalesce:
     return _count(submitted, "claim")
 
 
-class ClaimRowQuerySet(QuerySet):
-    """claim_rows' queryset: a slice fetches the page's keys first (an index-only walk of the
-    queue order, with the filters), then the page's rows by key, with their counts and
-    labels (`page_rows`), so nothing is computed for a skipped claim and the rows query does
-    not plan around the set's filters: with them, SQLite joined every answer of the set to
-    the page's keys (0.9 s for page 500 at 100k claims)."""
+class PageByKeysQuerySet(QuerySet):
+    """A list's queryset (claim_rows, answer_rows): a slice fetches the page's keys first (an
+    index walk in the list's order, with the filters), then the page's rows by key, with
+    their counts and labels (`page_rows`), so nothing is computed for a skipped row and the
+    rows query does not plan around the list's filters: with them, SQLite joined every
+    answer of the set to the page's keys (0.9 s for page 500 at 100k claims)."""
 
     page_rows: Callable[[list[int]], QuerySet[Claim]] | None = None
     # Set by count() (the paginator asks before serving the last page), never cloned.
@@ -421,7 +432,7 @@ def claim_rows(*, audit_set: AuditSet, viewer=None) -> QuerySet[Claim]:
         # claim_queue_idx answer by answer in the queue order and stops at the page, where
         # filtering on the joined answer made it sort every claim of the set first (a temp
         # B-tree: 220 ms for page 1 and 2 s for the last at 100k claims).
-        ClaimRowQuerySet(Claim)
+        PageByKeysQuerySet(Claim)
         .filter(answer_id__in=Answer.objects.filter(audit_set=audit_set).values("pk"))
         .annotate(submitted_count=submitted_count, status=status)
         .order_by(*QUEUE_ORDER)

@@ -309,3 +309,18 @@ def test_claims_table_reaches_its_last_page_in_one_click_and_any_page_holds_its_
         .filter(text__icontains="Claim 1")
         .values_list("pk", flat=True)
     )
+
+
+def test_set_pages_answer_table_holds_the_right_answers_on_every_page(client_for, audit_set, lead):
+    # 120 answers: pages of 50, the last one (read backwards from the end) with 20.
+    answers = [answer_with_claims(audit_set, 1)[0].pk for _ in range(120)]
+    client = client_for(lead)
+    url = reverse("audit:set-detail", args=[audit_set.pk])
+
+    def page(number: int) -> list[int]:
+        table = client.get(url, {"page": number}).context["table"]
+        return [row.record.pk for row in table.page.object_list]
+
+    assert [page(1), page(2), page(3)] == [answers[:50], answers[50:100], answers[100:]]
+    by_system = client.get(url, {"page": 3, "sort": "-claim_count"}).context["table"]
+    assert len(by_system.page.object_list) == 20
