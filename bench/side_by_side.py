@@ -870,12 +870,17 @@ def main() -> None:
             tasks = make_tasks(n)
             files, ls_file = write_files(tasks, folder)
             for db in args.db:
+                # A fresh database file, data folder and logs for each task count and database.
+                run_folder = folder / f"{n}-{db}"
+                run_folder.mkdir()
                 print(f"\n== {n:,} tasks, {db}: Citeaudit ({_stamp()})", flush=True)
-                ca = _attempt("Citeaudit", run_citeaudit, db, tasks, files, folder, args)
+                ca = _attempt("Citeaudit", run_citeaudit, db, tasks, files, run_folder, args)
                 ls = None
                 if not args.skip_ls:
                     print(f"== {n:,} tasks, {db}: Label Studio ({_stamp()})", flush=True)
-                    ls = _attempt("Label Studio", run_label_studio, db, n, ls_file, folder, args)
+                    ls = _attempt(
+                        "Label Studio", run_label_studio, db, n, ls_file, run_folder, args
+                    )
                 runs.append((ls, ca))
                 print("\n" + table(runs[-1:]), flush=True)
     finally:
