@@ -187,17 +187,39 @@ def _rss_sampler(pgid: int, every: float = 0.05) -> Iterator[list[float]]:
         seen[1] = max(seen[1], _largest_rss_mb(pgid))
 
 
+def _hwm_mb(pid: int, cmd: list[str]) -> float | None:
+    """The process's VmHWM once it runs cmd (before its exec it is a copy of this one)."""
+    try:
+        if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1] != [
+            os.fsencode(part) for part in cmd
+        ]:
+            return None
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
 def _run_measured(cmd: list[str], env: dict, log: Path) -> tuple[float, float]:
-    """Runs a command to its end: (seconds, the process's own peak RSS in MB)."""
+    """Runs a command to its end: (seconds, the process's own peak RSS in MB).
+
+    The peak is VmHWM, read every 20 ms until the process exits. wait4's ru_maxrss would
+    not do: a child forked from this process keeps this process's resident size as its
+    high-water mark across exec, and this process holds every task in memory.
+    """
     start = time.perf_counter()
     with open(log, "wb") as out:
         child = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    _, status, usage = os.wait4(child.pid, 0)
+    peak = 0.0
+    while child.poll() is None:
+        peak = max(peak, _hwm_mb(child.pid, cmd) or 0.0)
+        time.sleep(0.02)
     seconds = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise RuntimeError(f"{' '.join(cmd[:3])} exited with {code}; see {log}")
-    return seconds, usage.ru_maxrss / 1024
+    if child.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])} exited with {child.returncode}; see {log}")
+    return seconds, peak
 
 
 def _download(
