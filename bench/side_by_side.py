@@ -187,12 +187,13 @@ def _rss_sampler(pgid: int, every: float = 0.05) -> Iterator[list[float]]:
         seen[1] = max(seen[1], _largest_rss_mb(pgid))
 
 
-def _hwm_mb(pid: int, cmd: list[str]) -> float | None:
-    """The process's VmHWM once it runs cmd (before its exec it is a copy of this one)."""
+_OWN_CMDLINE = Path("/proc/self/cmdline").read_bytes()
+
+
+def _hwm_mb(pid: int) -> float | None:
+    """The process's VmHWM once it has left this program's image for its own."""
     try:
-        if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1] != [
-            os.fsencode(part) for part in cmd
-        ]:
+        if Path(f"/proc/{pid}/cmdline").read_bytes() == _OWN_CMDLINE:
             return None
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -214,7 +215,7 @@ def _run_measured(cmd: list[str], env: dict, log: Path) -> tuple[float, float]:
         child = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     peak = 0.0
     while child.poll() is None:
-        peak = max(peak, _hwm_mb(child.pid, cmd) or 0.0)
+        peak = max(peak, _hwm_mb(child.pid) or 0.0)
         time.sleep(0.02)
     seconds = time.perf_counter() - start
     if child.returncode != 0:
@@ -882,6 +883,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
 
+    # Stopped with SIGTERM, it still stops its servers and drops its scratch databases.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"stopped by SIGTERM ({_stamp()})"))
     folder = Path(tempfile.mkdtemp(prefix="citeaudit-side-"))
     print(f"started {_stamp()}; scratch folder {folder}", flush=True)
     runs: list[tuple[Result | None, Result | None]] = []
