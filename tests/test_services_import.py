@@ -390,3 +390,19 @@ def test_a_large_import_leaves_planner_statistics_of_what_it_wrote(audit_set, mo
             cursor.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = 'audit_claim' LIMIT 1")
             estimated = int(cursor.fetchone()[0].split()[0])
     assert estimated == Claim.objects.count() > 0
+
+
+def test_web_import_over_the_size_limit_names_the_files_own_size(client_for, lead, settings):
+    # The page reads an upload only to one byte past the limit; the size it names is the
+    # file's, not that of what it read.
+    settings.IMPORT_MAX_BYTES = 100
+    data = jsonl(*(native_line(question_id=f"q{i}") for i in range(4)))
+    before = _counts()
+
+    response = _upload(client_for(lead), "big.jsonl", data)
+
+    assert response.status_code == 400
+    assert response.context["error"] == (
+        f"big.jsonl: file is {len(data):,} bytes, over the limit of 100 bytes"
+    )
+    assert _counts() == before

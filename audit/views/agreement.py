@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from audit import judgments, selectors, services
 from audit.agreement import BINARY_NOT, ConfusionMatrix
+from audit.formats.reading import check_size
 from audit.formats.records import Budget, FormatError
 from audit.forms import DashboardFilterForm, VerdictUploadForm
 from audit.models import AuditSet, RaterLabel
@@ -266,6 +267,7 @@ def verdicts_upload(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
+            check_size(upload.size, upload.name, settings.IMPORT_MAX_BYTES)
             ctx["summary"] = services.verdicts_import(
                 audit_set=audit_set,
                 data=upload.read(settings.IMPORT_MAX_BYTES + 1),

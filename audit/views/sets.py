@@ -17,6 +17,7 @@ from audit import selectors, services
 from audit.distributions import flag_map, identical_groups
 from audit.filters import AnswerFilter, AuditSetFilter
 from audit.formats import FormatError, parse_file
+from audit.formats.reading import check_size
 from audit.formats.records import Budget
 from audit.forms import AuditSetForm, ImportForm
 from audit.models import Answer, AuditSet, ClaimCheck
@@ -133,7 +134,6 @@ def answers_upload(request: HtmxHttpRequest) -> HttpResponse:
     }
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        data = upload.read(settings.IMPORT_MAX_BYTES + 1)
         budget = Budget(
             upload.name,
             max_answers=settings.WEB_IMPORT_MAX_ANSWERS,
@@ -144,6 +144,8 @@ def answers_upload(request: HtmxHttpRequest) -> HttpResponse:
             ),
         )
         try:
+            check_size(upload.size, upload.name, settings.IMPORT_MAX_BYTES)
+            data = upload.read(settings.IMPORT_MAX_BYTES + 1)
             parsed = parse_file(
                 data,
                 upload.name,
