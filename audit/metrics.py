@@ -3,9 +3,10 @@ problem counts and judgment distributions, per answer, per system/run and per se
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from statistics import fmean
+from typing import Any
 
 from audit import judgments
 
@@ -268,6 +269,15 @@ class ReleaseFlags:
     # The answer's topics as criteria compare them (casefolded), sorted.
     topics: tuple[str, ...] = ()
 
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ReleaseFlags:
+        """From a stored row's columns (a release fact's or a release tally's)."""
+        return cls(**{name: row[name] for name in RELEASE_FLAGS}, topics=tuple(row["topics"]))
+
+    def columns(self) -> dict[str, Any]:
+        """The stored row's columns: the flags and the topics as a JSON list."""
+        return {name: getattr(self, name) for name in RELEASE_FLAGS} | {"topics": list(self.topics)}
+
 
 # The yes/no fields of ReleaseFlags, as the stored facts and tallies name their columns.
 RELEASE_FLAGS: tuple[str, ...] = tuple(f.name for f in fields(ReleaseFlags) if f.name != "topics")
@@ -341,19 +351,7 @@ def release_counts(flags: Iterable[ReleaseFlags]) -> ReleaseCounts:
 
 def release_counts_weighted(groups: Iterable[tuple[ReleaseFlags, int]]) -> ReleaseCounts:
     """release_counts of `n` claims for each `(flags, n)`: from the database's GROUP BY."""
-    sums = dict.fromkeys(
-        (
-            "claims",
-            "verifiable",
-            "supported",
-            "provisional_claims",
-            "wrong_citations",
-            "uncited_worthy",
-            "numbers_failing",
-            "numbers_failing_supported",
-        ),
-        0,
-    )
+    sums = dict.fromkeys((f.name for f in fields(ReleaseCounts) if f.name != "contradicted"), 0)
     contradicted: dict[tuple[str, ...], int] = {}
     for f, n in groups:
         sums["claims"] += n

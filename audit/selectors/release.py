@@ -276,10 +276,7 @@ def release_counts_by_system(*, audit_set: AuditSet) -> dict[str, ReleaseCounts]
         .order_by("system", "key")
         .values("system", "topics", "claims", *RELEASE_FLAGS)
     ):
-        flags = ReleaseFlags(
-            **{name: row[name] for name in RELEASE_FLAGS}, topics=tuple(row["topics"])
-        )
-        groups[row["system"]].append((flags, row["claims"]))
+        groups[row["system"]].append((ReleaseFlags.from_row(row), row["claims"]))
     return {system: release_counts_weighted(groups[system]) for system in sorted(groups)}
 
 

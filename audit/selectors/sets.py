@@ -341,7 +341,7 @@ class PageByKeysQuerySet(QuerySet):
     rows query does not plan around the list's filters: with them, SQLite joined every
     answer of the set to the page's keys (0.9 s for page 500 at 100k claims)."""
 
-    page_rows: Callable[[list[int]], QuerySet[Claim]] | None = None
+    page_rows: Callable[[list[int]], QuerySet] | None = None
     # Set by count() (the paginator asks before serving the last page), never cloned.
     counted: int | None = None
 

@@ -25,7 +25,6 @@ from audit.models import Claim, ReleaseFact, ReleaseTally
 
 # Keeps `pk IN (...)` lists far below every database's parameter limit.
 CHUNK = 2000
-FLAGS = RELEASE_FLAGS
 
 type Key = tuple[str, ReleaseFlags]  # (system, flags)
 
@@ -66,8 +65,7 @@ def release_facts_refresh(*, audit_set_id: int, claim_ids: Iterable[int]) -> int
                     claim_id=label.claim_id,
                     audit_set_id=audit_set_id,
                     system=label.system,
-                    topics=list(flags.topics),
-                    **{name: getattr(flags, name) for name in FLAGS},
+                    **flags.columns(),
                 )
             )
         ReleaseFact.objects.bulk_create(
@@ -75,24 +73,21 @@ def release_facts_refresh(*, audit_set_id: int, claim_ids: Iterable[int]) -> int
             batch_size=500,
             update_conflicts=True,
             unique_fields=["claim"],
-            update_fields=["audit_set", "system", "topics", *FLAGS],
+            update_fields=["audit_set", "system", "topics", *RELEASE_FLAGS],
         )
     _tallies_move(audit_set_id, moved)
     return len(tops)
 
 
 def _keys(facts) -> Counter[Key]:
-    return Counter(fact_key(row) for row in facts.values("system", "topics", *FLAGS))
-
-
-def fact_key(row: dict) -> Key:
-    """(system, flags) of a fact or tally row read with values("system", "topics", *FLAGS)."""
-    flags = {name: row[name] for name in FLAGS}
-    return row["system"], ReleaseFlags(**flags, topics=tuple(row["topics"]))
+    return Counter(
+        (row["system"], ReleaseFlags.from_row(row))
+        for row in facts.values("system", "topics", *RELEASE_FLAGS)
+    )
 
 
 def _tally_key(system: str, flags: ReleaseFlags) -> str:
-    combination = [system, *(getattr(flags, name) for name in FLAGS), list(flags.topics)]
+    combination = [system, *flags.columns().values()]
     return hashlib.sha256(json.dumps(combination).encode()).hexdigest()
 
 
@@ -110,13 +105,7 @@ def _tallies_move(audit_set_id: int, moved: Counter[Key]) -> None:
     # same one waits for it and then finds it there.
     ReleaseTally.objects.bulk_create(
         [
-            ReleaseTally(
-                audit_set_id=audit_set_id,
-                key=key,
-                system=system,
-                topics=list(flags.topics),
-                **{name: getattr(flags, name) for name in FLAGS},
-            )
+            ReleaseTally(audit_set_id=audit_set_id, key=key, system=system, **flags.columns())
             for key, system, flags, _by in changes
         ],
         ignore_conflicts=True,
@@ -161,7 +150,8 @@ def release_tallies_rebuild(*, audit_set_id: int) -> int:
         ReleaseTally.objects.filter(audit_set_id=audit_set_id).delete()
         counted: Counter[Key] = Counter()
         facts = ReleaseFact.objects.filter(audit_set_id=audit_set_id)
-        for row in facts.values("system", "topics", *FLAGS).annotate(n=Count("pk")).order_by():
-            counted[fact_key(row)] += row["n"]
+        rows = facts.values("system", "topics", *RELEASE_FLAGS).annotate(n=Count("pk"))
+        for row in rows.order_by():
+            counted[(row["system"], ReleaseFlags.from_row(row))] += row["n"]
         _tallies_move(audit_set_id, counted)
     return len(counted)
