@@ -19,6 +19,7 @@ from audit.models import (
     CriteriaChange,
     GuidelineFlag,
     ImportBatch,
+    Job,
     PairFact,
     Passage,
     Question,
@@ -130,6 +131,17 @@ class ImportBatchAdmin(admin.ModelAdmin):
         "created_at",
     ]
     list_filter = ["format"]
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    # Read-only: a job's row is written by its worker; the job's page cancels or reruns it.
+    list_display = ["pk", "kind", "status", "audit_set", "created_by", "created_at", "finished_at"]
+    list_filter = ["kind", "status"]
+    readonly_fields = [f.name for f in Job._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 @admin.register(Question)

@@ -731,3 +731,57 @@ class ClaimFact(models.Model):
 
     def __str__(self) -> str:
         return f"claim {self.claim_id}: {self.profile}"
+
+
+class Job(models.Model):
+    """A long action run by a worker process (`manage.py db_worker`), not in a request.
+
+    The row says what to do (`params`), who asked and how it ended. Progress while it runs
+    lives in the cache (selectors.job_progress): an import's writes, this row's included,
+    stay invisible to other processes until its one transaction commits.
+    """
+
+    class Kind(models.TextChoices):
+        IMPORT = "import", "Import answers"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Finished"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    audit_set = models.ForeignKey(
+        AuditSet, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # What the job needs to run, e.g. the uploaded file's path, name and format.
+    params = models.JSONField(default=dict)
+    # Names the job's progress and cancel entries in the cache; unique across databases,
+    # so test databases (or two deployments) sharing one cache never read each other's.
+    token = models.CharField(max_length=32, unique=True)
+    # How it ended: the import's summary, or the error naming file, line and field.
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("audit:job-detail", args=[self.pk])
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "django_filters",
     "simple_history",
     "axes",
+    "django_tasks_db",
     "audit",
 ]
 
@@ -165,18 +166,54 @@ STORAGES = {
 # production it reads the app's static folders directly, so runserver needs no collectstatic.
 WHITENOISE_USE_FINDERS = not PRODUCTION
 
-# Uploaded answer files are parsed in memory; anything larger is refused with a message.
-IMPORT_MAX_BYTES = int(os.environ.get("CITEAUDIT_IMPORT_MAX_BYTES", str(50 * 1024 * 1024)))
-# What one upload through the web page may bring: a request holds a worker thread and a
-# transaction for as long as it imports, and serve's workers time out after 30 s. About
-# 10 s at the measured import rate (1,000 answers / 5,000 claims in 4.6 s); bigger files go
-# through `manage.py import_answers`, which has no such bound.
-WEB_IMPORT_MAX_ANSWERS = int(os.environ.get("CITEAUDIT_WEB_IMPORT_MAX_ANSWERS", "2000"))
-WEB_IMPORT_MAX_CLAIMS = int(os.environ.get("CITEAUDIT_WEB_IMPORT_MAX_CLAIMS", "10000"))
-# Machine verdicts are one row each, with no splitting or matching to do.
+# A native JSON Lines answer file is streamed, a line at a time, so it may be large; every
+# other file (a JSON document, the other JSON Lines formats, verdicts) is read whole into
+# memory, which bounds it far lower. Anything over gets a message naming both sizes.
+IMPORT_MAX_BYTES = int(os.environ.get("CITEAUDIT_IMPORT_MAX_BYTES", str(500 * 1024 * 1024)))
+IMPORT_MAX_WHOLE_BYTES = int(
+    os.environ.get("CITEAUDIT_IMPORT_MAX_WHOLE_BYTES", str(50 * 1024 * 1024))
+)
+# Machine verdicts are one row each and still imported within the request.
 WEB_IMPORT_MAX_VERDICTS = int(os.environ.get("CITEAUDIT_WEB_IMPORT_MAX_VERDICTS", "20000"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
-FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Bigger uploads go to a temporary file as they arrive, never into memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+# Long actions (imports) run as jobs in a separate worker process (`manage.py db_worker`),
+# queued in the database, so any number of web and worker processes can share them.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+# Processes that locate and match claims while a job's import writes: one per core (none
+# on a single core, where they would only add pickling).
+IMPORT_WORKERS = int(
+    os.environ.get(
+        "CITEAUDIT_IMPORT_WORKERS",
+        str(min(4, os.cpu_count() or 1) if (os.cpu_count() or 1) > 1 else 0),
+    )
+)
+# Where an uploaded file waits for its job. Every worker must see it: on several machines,
+# a shared volume.
+JOBS_DIR = Path(os.environ.get("CITEAUDIT_JOBS_DIR", str(BASE_DIR / "var" / "jobs")))
+# A running job reports its progress at least this often; one silent for longer was
+# stopped (its worker killed) and may be run again.
+JOB_STALE_SECONDS = int(os.environ.get("CITEAUDIT_JOB_STALE_SECONDS", "120"))
+
+# A job's progress and cancel requests pass between processes through the cache, since an
+# import's own writes stay invisible until it commits (and SQLite takes one writer at a
+# time). Redis when REDIS_URL is set (several machines); otherwise files on this machine.
+if os.environ.get("REDIS_URL"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["REDIS_URL"],
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": os.environ.get("CITEAUDIT_CACHE_DIR", str(BASE_DIR / "var" / "cache")),
+        }
+    }
 
 # Scripts come only from this origin: no inline script, no eval, nothing from a CDN.
 SECURE_CSP = {

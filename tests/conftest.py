@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,6 +38,33 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, t
         database.setdefault("TEST", {})["NAME"] = str(path)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory):
+    """A cache folder of this test process's own: xdist workers clear their cache between
+    tests, and a job's progress must not be cleared by another worker's test."""
+    from django.test import override_settings
+
+    location = tmp_path_factory.mktemp("cache")
+    with override_settings(
+        CACHES={
+            "default": {
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "LOCATION": str(location),
+            }
+        }
+    ):
+        yield location
+
+
+@pytest.fixture(autouse=True)
+def jobs_dir(settings, tmp_path):
+    # Uploaded files waiting for their job, per test; matching in this process, as a
+    # worker thread in the test server could not fork.
+    settings.JOBS_DIR = tmp_path / "jobs"
+    settings.IMPORT_WORKERS = 0
+    return settings.JOBS_DIR
+
+
 @pytest.fixture(autouse=True)
 def empty_cache():
     # Ids repeat between tests that roll back; a cached release overview must not leak across.
@@ -45,6 +75,65 @@ def empty_cache():
 def fast_password_hashing(settings):
     # The default hasher is slow on purpose; every test creates users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def _worker_env() -> dict[str, str]:
+    """The environment of a worker process that uses this test's database, cache and files."""
+    from django.conf import settings
+    from django.db import connection
+
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        url = f"sqlite:///{db['NAME']}"
+    else:
+        url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    return {
+        **os.environ,
+        "DATABASE_URL": url,
+        "CITEAUDIT_CACHE_DIR": settings.CACHES["default"]["LOCATION"],
+        "CITEAUDIT_JOBS_DIR": str(settings.JOBS_DIR),
+        "CITEAUDIT_IMPORT_WORKERS": "0",
+        "DB_CONN_MAX_AGE": "0",
+        # Without DEBUG the worker runs in this process, not under an autoreloader's child.
+        "DJANGO_DEBUG": "0",
+    }
+
+
+@pytest.fixture
+def start_worker(transactional_db):
+    """Start `manage.py db_worker` processes on this test's database; stopped at the end.
+    Only a transactional test's writes (the queued job) are visible to another process."""
+    started: list[subprocess.Popen] = []
+
+    def start(*args: str) -> subprocess.Popen:
+        worker = subprocess.Popen(
+            [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--interval=0.1"]
+            + list(args),
+            cwd=ROOT,
+            env=_worker_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(timeout=30)
+
+
+@pytest.fixture
+def role_groups(transactional_db):
+    # A transactional test starts after earlier ones flushed the groups the migration made.
+    from django.contrib.auth.models import Group
+
+    from audit import roles
+
+    for name in (roles.REVIEWER, roles.LEAD):
+        Group.objects.get_or_create(name=name)
 
 
 @pytest.fixture
@@ -67,6 +156,17 @@ def audit_set(db, reviewer_a, reviewer_b):
     audit_set = AuditSetFactory(name="Calibration")
     audit_set.reviewers.add(reviewer_a, reviewer_b)
     return audit_set
+
+
+def run_queued_jobs() -> list:
+    """Run every queued job here, in order, as a worker process would; return them."""
+    from audit.models import Job
+
+    jobs = list(Job.objects.filter(status=Job.Status.QUEUED).order_by("pk"))
+    for job in jobs:
+        services.job_run(job_id=job.pk)
+        job.refresh_from_db()
+    return jobs
 
 
 def import_file(audit_set, path: Path, fmt: str = "auto"):

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from audit import services
-from audit.models import Assignment, AuditSet, Claim
+from audit.models import Assignment, AuditSet, Claim, Job
 from tests.conftest import FIXTURES, import_file
 from tests.factories import UserFactory
 
@@ -39,6 +39,11 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:reviewer-replace": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "audit:set-export": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 405, 405, 405)},
     "audit:import": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    # Jobs are started and followed by leads only.
+    "audit:job-list": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
+    "audit:job-detail": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
+    "audit:job-cancel": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
+    "audit:job-retry": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "audit:answer-detail": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
     # A claim's review page exists only for the reviewer it is assigned to.
     "audit:review-claim": {"GET": (LOGIN, 200, 404, 404), "POST": (LOGIN, 200, 404, 404)},
@@ -97,6 +102,7 @@ def world(lead):
         audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=1, by=lead
     )
     claim = Claim.objects.filter(assignments__reviewer=reviewer_a).order_by("pk").first()
+    job = Job.objects.create(kind=Job.Kind.IMPORT, audit_set=audit_set, token="matrix")
     assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
     return {
         "users": {
@@ -108,6 +114,7 @@ def world(lead):
         "set": audit_set,
         "claim": claim,
         "answer": claim.answer,
+        "job": job,
     }
 
 
@@ -116,6 +123,7 @@ def _url(route: str, world: dict) -> str:
         "sets/": world["set"].pk,
         "answers/": world["answer"].pk,
         "claims/": world["claim"].pk,
+        "jobs/": world["job"].pk,
     }
     url = "/" + route
     for prefix, pk in pk_for.items():

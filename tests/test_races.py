@@ -9,7 +9,6 @@ from collections.abc import Callable
 from functools import partial
 
 import pytest
-from django.contrib.auth.models import Group
 from django.db import connection
 from django.http import HttpResponse
 from django.test import Client
@@ -23,17 +22,10 @@ from audit.services.release import release_tallies_rebuild
 from audit.services.statuses import claim_statuses_refresh
 from tests.factories import AuditSetFactory, UserFactory, answer_with_claims
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("role_groups")]
 
 # Enough rounds that an interleaving which fails one time in a few shows up.
 ROUNDS = 20
-
-
-@pytest.fixture(autouse=True)
-def role_groups(transactional_db):
-    # A transactional test starts after earlier ones flushed the groups the migration made.
-    for name in (roles.REVIEWER, roles.LEAD):
-        Group.objects.get_or_create(name=name)
 
 
 def _people(*names: str, role: str = roles.REVIEWER) -> list:

@@ -4,11 +4,10 @@ record with its version check, and the set's adjudication settings."""
 import threading
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.db import connection
 
-from audit import agreement, roles, services
+from audit import agreement, services
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, WRONG_CITATION
 from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag, Severity
 from audit.services import (
@@ -485,13 +484,6 @@ def test_flagging_raises_a_guideline_flag(disputed, lead):
         "Is pro rata partial support?",
         claim.answer.audit_set_id,
     )
-
-
-@pytest.fixture
-def role_groups(transactional_db):
-    # A transactional test starts after earlier ones flushed the groups the migration made.
-    for name in (roles.REVIEWER, roles.LEAD):
-        Group.objects.get_or_create(name=name)
 
 
 @pytest.mark.django_db(transaction=True)

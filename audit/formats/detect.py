@@ -5,6 +5,7 @@ parse_file() is what the import service and the management command call.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +21,7 @@ from audit.formats.reading import (
     decode_text,
     load_json,
     load_json_file,
+    too_big_to_read_whole,
     too_long,
 )
 from audit.formats.records import (
@@ -68,21 +70,28 @@ def parse_path(
     fmt: str = "auto",
     max_bytes: int = MAX_BYTES,
     budget: Budget | None = None,
+    max_whole_bytes: int | None = None,
 ) -> tuple[ParsedFile, FileCheck]:
     """parse_file for a file on disk, with its SHA-256 and count of non-blank lines.
 
     A native JSON Lines file is streamed: its records come one line at a time as
     ParsedFile.records is iterated (once), so the file is never held whole, and an error
     on a later line is raised when that line is reached. Other files are parsed whole, as
-    parse_file does. The errors are parse_file's.
+    parse_file does. The errors are parse_file's. `max_whole_bytes` bounds a file that is
+    read whole (memory grows with it), below `max_bytes` for one that is streamed.
     """
     _check_format_name(fmt, filename)
     check = check_file(path, filename, max_bytes)
-    doc = load_json_file(path, filename)
+    size = os.stat(path).st_size
+    whole_limit = max_bytes if max_whole_bytes is None else min(max_bytes, max_whole_bytes)
+    doc = load_json_file(path, filename, whole_limit)
     fmt = _format_of(doc, fmt, filename)
     if fmt == native.FORMAT and isinstance(doc, JsonLinesFile):
         records = _checked(native.iter_records(doc, filename, budget), filename)
         return ParsedFile(fmt, records), check
+    if size > whole_limit:
+        # Other JSON Lines formats are parsed into memory whole, as a JSON document is.
+        raise too_big_to_read_whole(filename, size, whole_limit)
     return _parse(doc, fmt, filename, budget), check
 
 

@@ -174,7 +174,10 @@ def check_size(size: int, filename: str, max_bytes: int) -> None:
     read would name the limit plus one as the file's size."""
     if size > max_bytes:
         raise FormatError(
-            filename, "", "", f"file is {_size(size)}, over the limit of {_size(max_bytes)}"
+            filename,
+            "",
+            "",
+            f"file is {human_size(size)}, over the limit of {human_size(max_bytes)}",
         )
 
 
@@ -253,10 +256,21 @@ def check_file(path: str | Path, filename: str, max_bytes: int) -> FileCheck:
     return FileCheck(sha256=digest.hexdigest(), lines=lines)
 
 
-def load_json_file(path: str | Path, filename: str) -> JsonFile:
+def too_big_to_read_whole(filename: str, size: int, limit: int) -> FormatError:
+    return FormatError(
+        filename,
+        "",
+        "",
+        f"file is {human_size(size)}, over the limit of {human_size(limit)} for a file read "
+        "whole; only native JSON Lines files are read a line at a time",
+    )
+
+
+def load_json_file(path: str | Path, filename: str, max_whole_bytes: int = sys.maxsize) -> JsonFile:
     """load_json for a file that check_file() has passed, streaming it when it is JSON
     Lines whose first record is an object on one line; anything else is read whole and
-    given to load_json, so every other case is decided and reported exactly as there."""
+    given to load_json, so every other case is decided and reported exactly as there. A
+    file to read whole over `max_whole_bytes` is refused before it is read."""
     first: JsonLine | None = None
     with open(path, "rb") as file:
         for number, line in enumerate(file, start=1):
@@ -276,6 +290,9 @@ def load_json_file(path: str | Path, filename: str) -> JsonFile:
             if not isinstance(value, dict):
                 break
             first = JsonLine(number, value)
+    size = os.stat(path).st_size
+    if size > max_whole_bytes:
+        raise too_big_to_read_whole(filename, size, max_whole_bytes)
     with open(path, "rb") as file:
         return load_json(decode_text(file.read(), filename, sys.maxsize), filename)
 
@@ -599,7 +616,7 @@ def _line_at(data: bytes, offset: int) -> str:
     return f"line {data.count(b'\n', 0, offset) + 1}"
 
 
-def _size(n: int) -> str:
+def human_size(n: int) -> str:
     if n >= 1024 * 1024:
         return f"{n:,} bytes ({n / (1024 * 1024):.1f} MB)"
     return f"{n:,} bytes"

@@ -25,6 +25,7 @@ from audit.selectors.blindness import (
     sets_visible_to,
     visible_sheets,
 )
+from audit.selectors.jobs import JobProgress, job_is_stale, job_progress, jobs_for_lead
 from audit.selectors.release import (
     Run,
     UnknownRun,
@@ -124,4 +125,8 @@ __all__ = [
     "answer_names",
     "criteria_changes",
     "criteria_locked_since",
+    "JobProgress",
+    "jobs_for_lead",
+    "job_is_stale",
+    "job_progress",
 ]

@@ -16,6 +16,14 @@ from audit.services.criteria import criteria_update
 from audit.services.derived import claims_changed, set_changed
 from audit.services.disagreements import CompareSummary
 from audit.services.imports import ImportSummary, answer_content_hash, answers_import
+from audit.services.jobs import (
+    JobCancelled,
+    JobRefused,
+    job_cancel,
+    job_import_create,
+    job_retry,
+    job_run,
+)
 from audit.services.review import (
     AtomicPart,
     EvidenceRef,
@@ -43,6 +51,8 @@ __all__ = [
     "EvidenceRef",
     "GoldData",
     "ImportSummary",
+    "JobCancelled",
+    "JobRefused",
     "OpenSummary",
     "ReplaceSummary",
     "ReviewError",
@@ -60,6 +70,10 @@ __all__ = [
     "claims_changed",
     "criteria_update",
     "guideline_flag_raise",
+    "job_cancel",
+    "job_import_create",
+    "job_retry",
+    "job_run",
     "plan_claims",
     "review_open",
     "reviewer_replace",

@@ -57,3 +57,15 @@ def judgment_label(code: str | None) -> str:
 def match_score(check, claim) -> display.MatchScore | None:
     """The matcher's word match for a claim, as every page labels it (display.match_score)."""
     return display.match_score(check, claim)
+
+
+@register.filter
+def duration(value) -> str:
+    """A timedelta as "1 min 05 s" or "12.3 s": how long a job has run."""
+    if value is None:
+        return "—"
+    seconds = value.total_seconds()
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} min {rest:02d} s"

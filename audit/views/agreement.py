@@ -267,12 +267,12 @@ def verdicts_upload(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            check_size(upload.size, upload.name, settings.IMPORT_MAX_BYTES)
+            check_size(upload.size, upload.name, settings.IMPORT_MAX_WHOLE_BYTES)
             ctx["summary"] = services.verdicts_import(
                 audit_set=audit_set,
-                data=upload.read(settings.IMPORT_MAX_BYTES + 1),
+                data=upload.read(settings.IMPORT_MAX_WHOLE_BYTES + 1),
                 filename=upload.name,
-                max_bytes=settings.IMPORT_MAX_BYTES,
+                max_bytes=settings.IMPORT_MAX_WHOLE_BYTES,
                 # One request imports a bounded number; the command has no bound.
                 budget=Budget(
                     upload.name,

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_safe
@@ -16,11 +13,10 @@ from django_tables2 import RequestConfig
 from audit import selectors, services
 from audit.distributions import flag_map, identical_groups
 from audit.filters import AnswerFilter, AuditSetFilter
-from audit.formats import FormatError, parse_file
+from audit.formats import FormatError
 from audit.formats.reading import check_size
-from audit.formats.records import Budget
 from audit.forms import AuditSetForm, ImportForm
-from audit.models import Answer, AuditSet, ClaimCheck
+from audit.models import Answer, ClaimCheck
 from audit.roles import is_lead
 from audit.tables import AnswerTable, AuditSetTable
 from audit.views import access
@@ -124,51 +120,34 @@ def set_create(request: HtmxHttpRequest) -> HttpResponse:
 
 @login_required
 def answers_upload(request: HtmxHttpRequest) -> HttpResponse:
+    """Queue an uploaded answer file's import as a job and show the job's page.
+
+    The import runs in a worker process (`manage.py db_worker`), not in this request, so a
+    file of any number of answers fits; the job's page follows it and shows its errors.
+    """
     access.require_lead(request)
     initial = {"audit_set": request.GET.get("set")} if request.GET.get("set") else None
     form = ImportForm(request.POST or None, request.FILES or None, initial=initial)
     ctx: dict = {
         "form": form,
-        "max_answers": f"{settings.WEB_IMPORT_MAX_ANSWERS:,}",
-        "max_claims": f"{settings.WEB_IMPORT_MAX_CLAIMS:,}",
+        "max_bytes": settings.IMPORT_MAX_BYTES,
+        "max_whole_bytes": settings.IMPORT_MAX_WHOLE_BYTES,
     }
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        budget = Budget(
-            upload.name,
-            max_answers=settings.WEB_IMPORT_MAX_ANSWERS,
-            max_claims=settings.WEB_IMPORT_MAX_CLAIMS,
-            advice=(
-                ". Import it on the server instead, where there is no such limit: "
-                "python manage.py import_answers FILE --set NAME"
-            ),
-        )
         try:
+            # Refused here, at once: over this, nothing is worth queueing.
             check_size(upload.size, upload.name, settings.IMPORT_MAX_BYTES)
-            data = upload.read(settings.IMPORT_MAX_BYTES + 1)
-            parsed = parse_file(
-                data,
-                upload.name,
-                fmt=form.cleaned_data["format"],
-                max_bytes=settings.IMPORT_MAX_BYTES,
-                budget=budget,
-            )
-            with transaction.atomic():
-                audit_set = form.cleaned_data["audit_set"] or AuditSet.objects.create(
-                    name=form.cleaned_data["new_set_name"], created_by=request.user
-                )
-                summary = services.answers_import(
-                    audit_set=audit_set,
-                    parsed=parsed,
-                    filename=upload.name,
-                    sha256=hashlib.sha256(data).hexdigest(),
-                    user=request.user,
-                    budget=budget,
-                )
         except FormatError as error:
             ctx["error"] = str(error)
         else:
-            ctx["summary"] = summary
-            ctx["audit_set"] = audit_set
+            job = services.job_import_create(
+                upload=upload,
+                audit_set=form.cleaned_data["audit_set"],
+                new_set_name=form.cleaned_data["new_set_name"],
+                fmt=form.cleaned_data["format"],
+                user=request.user,
+            )
+            return redirect(job)
     status = 400 if "error" in ctx else 200
     return render(request, "audit/import.html", ctx, status=status)

@@ -10,7 +10,7 @@ from tests.conftest import FIXTURES
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_lead_imports_a_file_and_reads_an_answer(new_page, lead, live_server):
+def test_lead_imports_a_file_and_reads_an_answer(new_page, lead, live_server, start_worker):
     page = new_page(lead)
     errors = watch_errors(page)
 
@@ -18,7 +18,11 @@ def test_lead_imports_a_file_and_reads_an_answer(new_page, lead, live_server):
     page.fill("input[name=new_set_name]", "Browser import")
     page.set_input_files("input[name=file]", str(FIXTURES / "demo" / "handmade.jsonl"))
     page.click("form.stack button[type=submit]")
-    page.wait_for_selector(".ok-box")
+    # The job waits for a worker; its page follows it by itself once one starts.
+    page.wait_for_selector("#job-status >> text=Queued.")
+    screenshot(page, "import-queued")
+    start_worker()
+    page.wait_for_selector(".ok-box", timeout=60_000)
     summary = page.inner_text(".ok-box")
     screenshot(page, "import-summary")
 

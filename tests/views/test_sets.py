@@ -3,8 +3,8 @@ from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from audit import roles
-from audit.models import Answer, AuditSet, Claim
-from tests.conftest import FIXTURES
+from audit.models import Answer, AuditSet, Claim, Job
+from tests.conftest import FIXTURES, run_queued_jobs
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -69,34 +69,50 @@ def test_reviewer_cannot_open_import_page(client_for, reviewer_a):
 
 
 def test_lead_uploads_a_file_into_a_new_set(client_for, lead):
+    client = client_for(lead)
     path = FIXTURES / "demo" / "handmade.jsonl"
     with path.open("rb") as fh:
-        response = client_for(lead).post(
+        response = client.post(
             reverse("audit:import"), {"new_set_name": "Uploaded", "file": fh, "format": "auto"}
         )
 
-    summary = response.context["summary"]
-    assert response.status_code == 200
-    assert (summary.answers, summary.format) == (7, "native")
+    # Queued, not imported within the request: the set appears when the job has run.
+    job = Job.objects.get()
+    assert response.status_code == 302 and response["Location"] == job.get_absolute_url()
+    queued = client.get(response["Location"]).content.decode()
+    assert "Queued." in queued and 'hx-trigger="every 1s"' in queued
+    assert not AuditSet.objects.filter(name="Uploaded").exists()
+
+    run_queued_jobs()
+
+    page = client.get(response["Location"])
+    summary = page.context["job"].result
+    assert (summary["answers"], summary["format"]) == (7, "native")
     assert AuditSet.objects.get(name="Uploaded").answers.count() == 7
-    assert "Uncited claims" in response.content.decode()
+    assert page.context["job"].audit_set.name == "Uploaded"
+    assert "Uncited claims" in page.content.decode()
+    assert "hx-trigger" not in page.content.decode()
 
 
 def test_broken_upload_shows_the_error_and_writes_nothing(client_for, lead, tmp_path):
+    client = client_for(lead)
     broken = tmp_path / "broken.jsonl"
     broken.write_text(
         '{"question_id": "q", "question": "Q", "system": "s", "answer": "A [1].", '
         '"passages": [{"title": "t", "text": null}]}\n'
     )
     with broken.open("rb") as fh:
-        response = client_for(lead).post(
+        response = client.post(
             reverse("audit:import"), {"new_set_name": "Broken", "file": fh, "format": "auto"}
         )
+    run_queued_jobs()
 
-    assert response.status_code == 400
-    assert response.context["error"] == (
+    page = client.get(response["Location"])
+    assert page.context["job"].status == "failed"
+    assert page.context["job"].error == (
         "broken.jsonl: line 1: passages[0].text: expected a string, got null"
     )
+    assert "Nothing was imported." in page.content.decode()
     assert not AuditSet.objects.filter(name="Broken").exists()
     assert Answer.objects.count() == 0
 

@@ -56,7 +56,11 @@ class Command(BaseCommand):
             # A native JSON Lines file is read a line at a time as it is imported; its
             # answers are counted beforehand for the progress bar.
             parsed, check = parse_path(
-                file, file.name, fmt=format, max_bytes=settings.IMPORT_MAX_BYTES
+                file,
+                file.name,
+                fmt=format,
+                max_bytes=settings.IMPORT_MAX_BYTES,
+                max_whole_bytes=settings.IMPORT_MAX_WHOLE_BYTES,
             )
             total = len(parsed.records) if isinstance(parsed.records, tuple) else check.lines
             # No monitor thread: the matching workers are forked, and a fork should not

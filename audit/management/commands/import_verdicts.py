@@ -31,17 +31,17 @@ class Command(BaseCommand):
         if audit_set is None:
             raise CommandError(f"No audit set named “{set_name}”.")
         size = file.stat().st_size
-        if size > settings.IMPORT_MAX_BYTES:
+        if size > settings.IMPORT_MAX_WHOLE_BYTES:
             raise CommandError(
                 f"{file.name}: {size:,} bytes is over the import limit of "
-                f"{settings.IMPORT_MAX_BYTES:,} bytes"
+                f"{settings.IMPORT_MAX_WHOLE_BYTES:,} bytes"
             )
         try:
             summary = services.verdicts_import(
                 audit_set=audit_set,
                 data=file.read_bytes(),
                 filename=file.name,
-                max_bytes=settings.IMPORT_MAX_BYTES,
+                max_bytes=settings.IMPORT_MAX_WHOLE_BYTES,
             )
         except FormatError as error:
             # One line, no traceback: the error names the file, line and field.

@@ -1,0 +1,61 @@
+"""Reads of jobs: what a lead may see of them, and how far a running one has got."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from audit.models import Job
+
+PROGRESS_KEY = "job:{token}:progress"
+CANCEL_KEY = "job:{token}:cancel"
+
+
+@dataclass(frozen=True)
+class JobProgress:
+    done: int
+    total: int
+    elapsed: timedelta | None
+    # A running job whose worker stopped reporting: killed, or its machine lost.
+    stale: bool
+    cancelling: bool
+
+    @property
+    def percent(self) -> int:
+        return min(100, round(100 * self.done / self.total)) if self.total else 0
+
+
+def jobs_for_lead() -> QuerySet[Job]:
+    """Every job, newest first: only leads start jobs, and every lead may follow them."""
+    return Job.objects.select_related("audit_set", "created_by")
+
+
+def job_is_stale(job: Job) -> bool:
+    if job.status != Job.Status.RUNNING:
+        return False
+    entry = cache.get(PROGRESS_KEY.format(token=job.token))
+    last = entry["at"] if entry else (job.started_at.timestamp() if job.started_at else 0)
+    return time.time() - last > settings.JOB_STALE_SECONDS
+
+
+def job_progress(job: Job) -> JobProgress:
+    entry = cache.get(PROGRESS_KEY.format(token=job.token)) or {}
+    if job.status == Job.Status.SUCCEEDED:
+        done = total = job.total or entry.get("total", 0)
+    else:
+        done, total = entry.get("done", 0), entry.get("total", 0) or job.total
+    end = job.finished_at or timezone.now()
+    return JobProgress(
+        done=done,
+        total=total,
+        elapsed=end - job.started_at if job.started_at else None,
+        stale=job_is_stale(job),
+        cancelling=job.status == Job.Status.RUNNING
+        and bool(cache.get(CANCEL_KEY.format(token=job.token))),
+    )
