@@ -668,3 +668,7 @@ def check_claim(
         ungrounded=ungrounded,
         wrong_citation=_wrong_citation(query, cited_prepared, uncited_prepared),
     )
+
+# Suggested unsupported assertions live in audit/unsupported.py, which imports this module:
+# re-exported here so that callers have one matcher API.
+from audit.unsupported import Span, unsupported_spans  # noqa: E402, F401
