@@ -1,12 +1,14 @@
 """Suggested unsupported assertions: the parts of a claim that its cited passages do not state.
 
-Claim words, numbers and names missing from the best-matching cited sentences, merged into
-phrase spans that a reviewer accepts or edits; deterministic string work, like the matcher.
+Each claim word gets a score from string facts about the evidence; the words above a
+threshold, merged into phrases, are the suggestions a reviewer accepts or edits.
 """
 
 from __future__ import annotations
 
 import bisect
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,36 +18,72 @@ from audit.bm25 import STOP_WORDS, TERM, stem
 if TYPE_CHECKING:
     from audit.matching import PreparedPassage
 
-__all__ = ["Span", "SpanOptions", "unsupported_spans"]
+__all__ = ["Span", "unsupported_spans"]
 
 
 @dataclass(frozen=True, order=True)
 class Span:
-    """Character offsets into the claim: claim[start:end] is the suggested assertion."""
+    """Character offsets into the claim: claim[start:end] is one suggested assertion."""
 
     start: int
     end: int
 
 
-@dataclass(frozen=True)
-class SpanOptions:
-    """How words are judged and merged (bench/eval_unsupported.py measures each part)."""
+# ---------------------------------------------------------------------------- the model
 
-    # A claim word counts as stated only if it occurs in one of this many best-ranked
-    # sentences (rank_sentences); 0 means anywhere in the evidence.
-    focus: int = 0
-    # Stop words and punctuation between two unsupported words that still join them into
-    # one span: people mark "on 24 October 1996", not "24" and "October" apart.
-    merge_gap: int = 0
-    # Prepositions before an unsupported number or date join its span ("in 2015").
-    lead_prepositions: bool = False
-    # One unsupported word of a capitalised name marks the whole name.
-    names: bool = False
+# Token features, in the order of _WEIGHTS. A token is a term of the matcher's analyzer
+# (audit.bm25.TERM): a run of letters or a number; stop words are tokens too, because
+# people mark "in 2015", not "2015".
+FEATURES = (
+    "stop word",
+    "number",
+    "number suffix",  # "th" of "24th", "s" of "1990s"
+    "capitalised word",  # not the claim's first token
+    "other word",
+    "absent",  # nowhere in the evidence
+    "coverage gap",  # best sentence's share of claim terms minus that of its best sentence
+    "missing",  # absent, or only in sentences far weaker than the best
+    "previous token missing",
+    "next token missing",
+    "stop word before a missing term",
+    "preposition before a missing date",
+    "in a matched bigram",  # it and a neighbour occur as consecutive source words
+    "position",  # 0 at the claim's first token, 1 at its last
+    "evidence frequency",  # log(1 + sentences holding the term) / 5
+    "absent capitalised word",
+    "absent other word",
+)
+# Logistic regression on the WiCE train split (bench/eval_unsupported.py --fit), C=1.
+# Kept in code so that suggestions are deterministic and need no model file.
+_BIAS = -1.330
+_WEIGHTS = (
+    -0.956,  # stop word
+    +0.580,  # number
+    +1.421,  # number suffix
+    -0.803,  # capitalised word
+    -0.802,  # other word
+    +0.933,  # absent
+    +1.899,  # coverage gap
+    +0.901,  # missing
+    +0.533,  # previous token missing
+    +0.733,  # next token missing
+    +0.600,  # stop word before a missing term
+    +1.181,  # preposition before a missing date
+    -0.733,  # in a matched bigram
+    +1.093,  # position
+    -0.999,  # evidence frequency
+    +0.364,  # absent capitalised word
+    -1.384,  # absent other word
+)
+# Probability above which a token is suggested; chosen on the train split for token F1.
+_THRESHOLD = 0.3
+# A term counts as missing when the best window of sentences covers this much more of
+# the claim than any window holding the term: it occurs, but not where the claim is stated.
+_MISSING_GAP = 0.25
 
+# ---------------------------------------------------------------------------- vocabulary
 
-DEFAULT_OPTIONS = SpanOptions()
-
-# Letters glued to a number belong to it: "24th", "1990s", "$12m", "5km".
+# Letters glued to a number share its verdict: "24th", "1990s", "$12m", "5km".
 _NUMBER_SUFFIXES = frozenset(["st", "nd", "rd", "th", "s", "m", "bn", "k", "km", "kg", "am", "pm"])
 _MONTHS = (
     "january",
@@ -61,6 +99,7 @@ _MONTHS = (
     "november",
     "december",
 )
+_MONTH_STEMS = frozenset(stem(m) for m in _MONTHS)
 _NUMBER_WORDS = (
     "zero",
     "one",
@@ -77,10 +116,14 @@ _NUMBER_WORDS = (
     "twelve",
 )
 _PREPOSITIONS = frozenset(["on", "in", "at", "by", "from", "to", "since", "until", "during", "of"])
+# Words as the quote check reads them (audit.matching): "ex-pats" and "88.9" are one word.
+_WORD = re.compile(r"\w+(?:[.,'-]\w+)*")
+
+_STOP, _NUMBER, _SUFFIX, _CAPITALISED, _OTHER = range(5)
 
 
 def _aliases() -> dict[str, tuple[str, ...]]:
-    """Other spellings a claim term may have in a source, already stemmed."""
+    """Other spellings of a claim term in a source, as index terms."""
     aliases: dict[str, tuple[str, ...]] = {}
     for number, month in enumerate(_MONTHS, start=1):
         # "Oct 31" and "2017-10-31" state "October 31" as well.
@@ -93,149 +136,284 @@ def _aliases() -> dict[str, tuple[str, ...]]:
 
 _ALIASES = _aliases()
 
+# ---------------------------------------------------------------------------- the claim
+
 
 @dataclass(frozen=True)
-class _Token:
-    start: int  # offsets into the claim
-    end: int
-    term: str  # stemmed, as the passages' index has it ("" for a stop word)
-    kind: str  # "word", "number", "stop" or "suffix"
-    capital: bool
+class _Claim:
+    folded: str  # case-folded like the passages, one character or more per claim character
+    origin: tuple[int, ...] | None  # claim offset of each folded character; None: the same
+    starts: tuple[int, ...]  # per token, offsets into folded
+    ends: tuple[int, ...]
+    terms: tuple[str, ...]  # index term ("" for stop words and number suffixes)
+    kinds: tuple[int, ...]
+
+    def span(self, first: int, last: int) -> tuple[int, int]:
+        """Claim offsets from the start of token `first` to the end of token `last`."""
+        start, end = self.starts[first], self.ends[last]
+        if self.origin is None:
+            return start, end
+        return self.origin[start], self.origin[end - 1] + 1
 
 
-def _tokens(claim: str) -> list[_Token]:
-    """Claim terms with their offsets, analysed like the passages' index (audit.bm25)."""
+def _fold_claim(claim: str) -> tuple[str, tuple[int, ...] | None]:
     if claim.isascii():
-        folded, origin = claim.lower(), None
-    else:
-        # casefold() may lengthen a character ("ß" -> "ss"): keep where each folded
-        # character came from, so that spans still point into the claim as written.
-        parts: list[str] = []
-        origin = []
-        for i, char in enumerate(claim):
-            lowered = char.casefold()
-            parts.append(lowered)
-            origin.extend([i] * len(lowered))
-        folded = "".join(parts)
-        origin.append(len(claim))
-    tokens: list[_Token] = []
+        return claim.lower(), None
+    from audit.matching import fold  # see unsupported_spans
+
+    # Folding may lengthen a character ("ß" -> "ss"): keep where each folded character
+    # came from, so that spans still point into the claim as written.
+    parts: list[str] = []
+    origin: list[int] = []
+    for i, char in enumerate(claim):
+        folded = " " if char.isspace() else fold(char)
+        parts.append(folded)
+        origin.extend([i] * len(folded))
+    origin.append(len(claim))
+    return "".join(parts), tuple(origin)
+
+
+def _read_claim(claim: str) -> _Claim:
+    """The claim's tokens, analysed like the passages' index (audit.bm25)."""
+    folded, origin = _fold_claim(claim)
+    starts: list[int] = []
+    ends: list[int] = []
+    terms: list[str] = []
+    kinds: list[int] = []
     for m in TERM.finditer(folded):
         word = m.group()
         start, end = m.span()
-        if origin is not None:
-            start, end = origin[start], origin[end - 1] + 1
         if word[0].isdigit():
-            kind, term = "number", word.replace(",", "")
-        elif tokens and tokens[-1].kind == "number" and tokens[-1].end == start:
-            kind, term = ("suffix", "") if word in _NUMBER_SUFFIXES else ("word", stem(word))
+            kind, term = _NUMBER, word.replace(",", "")
+        elif kinds and kinds[-1] == _NUMBER and ends[-1] == start and word in _NUMBER_SUFFIXES:
+            kind, term = _SUFFIX, ""
         elif word in STOP_WORDS:
-            kind, term = "stop", ""
+            kind, term = _STOP, ""
         else:
-            kind, term = "word", stem(word)
-        tokens.append(_Token(start, end, term, kind, claim[start].isupper()))
-    return tokens
+            at = origin[start] if origin else start
+            kind = _CAPITALISED if kinds and claim[at].isupper() else _OTHER
+            term = stem(word)
+        starts.append(start)
+        ends.append(end)
+        terms.append(term)
+        kinds.append(kind)
+    return _Claim(folded, origin, tuple(starts), tuple(ends), tuple(terms), tuple(kinds))
 
 
-def unsupported_spans(
-    claim: str, evidence: Sequence[str | PreparedPassage], options: SpanOptions = DEFAULT_OPTIONS
-) -> list[Span]:
-    """Spans of the claim that no cited passage states: the suggested unsupported assertions.
+# ---------------------------------------------------------------------------- evidence
 
-    A content word, number or name is unsupported when its stem (after the matcher's
-    folding) is not in the best-ranked cited sentences; unsupported words close together
-    are merged into one span. A claim quoted word for word in a passage has none. Spans
-    are character offsets into `claim`, sorted, non-overlapping, never inside a word.
+
+@dataclass(frozen=True)
+class _Support:
+    absent: bool
+    coverage_gap: float
+    missing: bool
+    log_frequency: float
+
+
+def _term_support(terms: Sequence[str], passages: Sequence[PreparedPassage]) -> dict[str, _Support]:
+    """How well the evidence states each distinct claim term.
+
+    A sentence's window is the sentence with its two neighbours: claims often join what
+    adjacent sentences say. Coverage is the share of the claim's terms in a window.
+    """
+    distinct = list(dict.fromkeys(t for t in terms if t))
+    masks: dict[tuple[int, int], int] = {}
+    frequency = [0] * len(distinct)
+    for bit, term in enumerate(distinct):
+        flag = 1 << bit
+        for spelling in (term, *_ALIASES.get(term, ())):
+            for p, passage in enumerate(passages):
+                hits = passage.index.postings.get(spelling, ())
+                frequency[bit] += len(hits)
+                for sentence, _ in hits:
+                    masks[(p, sentence)] = masks.get((p, sentence), 0) | flag
+    count = len(distinct) or 1
+    best = 0
+    window = [0] * len(distinct)  # best window coverage of a sentence holding the term
+    own = [0] * len(distinct)  # best coverage of a single sentence holding the term
+    for (p, s), mask in masks.items():
+        covered = (mask | masks.get((p, s - 1), 0) | masks.get((p, s + 1), 0)).bit_count()
+        alone = mask.bit_count()
+        best = max(best, covered)
+        bits = mask
+        while bits:
+            low = bits & -bits
+            bit = low.bit_length() - 1
+            window[bit] = max(window[bit], covered)
+            own[bit] = max(own[bit], alone)
+            bits ^= low
+    support: dict[str, _Support] = {}
+    for bit, term in enumerate(distinct):
+        absent = frequency[bit] == 0
+        support[term] = _Support(
+            absent=absent,
+            coverage_gap=(best - own[bit]) / count,
+            missing=absent or (best - window[bit]) / count > _MISSING_GAP,
+            log_frequency=math.log1p(frequency[bit]) / 5,
+        )
+    return support
+
+
+def _matched_words(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[bool]:
+    """Per token: does its word and a neighbouring claim word occur consecutively in a source?
+
+    Pairs of two stop words are skipped: "of the" is everywhere and says nothing, and
+    their long position lists are the only slow case.
+    """
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(claim.folded)]
+    matched = [False] * len(words)
+    for j in range(len(words) - 1):
+        first, second = words[j][2], words[j + 1][2]
+        if first in STOP_WORDS and second in STOP_WORDS:
+            continue
+        for passage in passages:
+            positions = passage.word_positions
+            if _consecutive(positions.get(first), positions.get(second)):
+                matched[j] = matched[j + 1] = True
+                break
+    flags: list[bool] = []
+    w = 0
+    for start in claim.starts:
+        while w < len(words) and words[w][1] <= start:
+            w += 1
+        flags.append(w < len(words) and words[w][0] <= start and matched[w])
+    return flags
+
+
+def _consecutive(first: list[int] | None, second: list[int] | None) -> bool:
+    if not first or not second:
+        return False
+    if len(first) <= len(second):
+        for q in first:
+            at = bisect.bisect_left(second, q + 1)
+            if at < len(second) and second[at] == q + 1:
+                return True
+        return False
+    for q in second:
+        at = bisect.bisect_left(first, q - 1)
+        if at < len(first) and first[at] == q - 1:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------- features
+
+
+def _features(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[tuple[float, ...]]:
+    """One vector per token, in the order of FEATURES."""
+    support = _term_support(claim.terms, passages)
+    matched = _matched_words(claim, passages)
+    terms, kinds = claim.terms, claim.kinds
+    n = len(terms)
+    missing = [bool(t) and support[t].missing for t in terms]
+    # The nearest term after each token, skipping stop words and suffixes.
+    next_term: list[int | None] = [None] * n
+    following = None
+    for i in range(n - 1, -1, -1):
+        next_term[i] = following
+        if terms[i]:
+            following = i
+    vectors: list[tuple[float, ...]] = []
+    for i, (term, kind) in enumerate(zip(terms, kinds, strict=True)):
+        s = support.get(term)
+        absent = s is not None and s.absent
+        after = next_term[i]
+        after_missing = after is not None and missing[after]
+        is_date_after = after is not None and (
+            kinds[after] == _NUMBER or terms[after] in _MONTH_STEMS
+        )
+        word = claim.folded[claim.starts[i] : claim.ends[i]]
+        vectors.append(
+            (
+                kind == _STOP,
+                kind == _NUMBER,
+                kind == _SUFFIX,
+                kind == _CAPITALISED,
+                kind == _OTHER,
+                absent,
+                s.coverage_gap if s else 0.0,
+                missing[i],
+                i > 0 and missing[i - 1],
+                i + 1 < n and missing[i + 1],
+                kind == _STOP and after_missing,
+                kind == _STOP and word in _PREPOSITIONS and after_missing and is_date_after,
+                matched[i],
+                i / (n - 1) if n > 1 else 0.0,
+                s.log_frequency if s else 0.0,
+                kind == _CAPITALISED and absent,
+                kind == _OTHER and absent,
+            )
+        )
+    return vectors
+
+
+def _probabilities(vectors: Sequence[tuple[float, ...]]) -> list[float]:
+    out = []
+    for vector in vectors:
+        z = _BIAS + sum(w * x for w, x in zip(_WEIGHTS, vector, strict=True))
+        out.append(1.0 / (1.0 + math.exp(-z)))
+    return out
+
+
+# ---------------------------------------------------------------------------- spans
+
+
+def unsupported_spans(claim: str, evidence: Sequence[str | PreparedPassage]) -> list[Span]:
+    """Spans of the claim that the evidence does not state: suggested unsupported assertions.
+
+    Every token of the claim is scored from string facts (is the term in the evidence,
+    in a sentence window that covers as much of the claim as the best one, next to a claim
+    neighbour as in the source; is a neighbour missing) and runs of tokens scoring above
+    a threshold become spans. With no evidence text everything from the first to the
+    last content word is one span; a claim quoted word for word has none. Spans are
+    character offsets into `claim`, sorted, non-overlapping, never inside a word.
     """
     # Imported here: audit.matching re-exports this function, so a module-level import
-    # would be circular whichever module is imported first.
-    from audit.matching import PreparedPassage, prepare_passage, rank_sentences, verify_quote
+    # would be circular whichever of the two modules is imported first.
+    from audit.matching import PreparedPassage, fold, prepare_passage, verify_quote
 
-    tokens = _tokens(claim)
-    if not any(t.term for t in tokens):
+    read = _read_claim(claim)
+    content = [i for i, term in enumerate(read.terms) if term]
+    if not content:
         return []
     passages = [p if isinstance(p, PreparedPassage) else prepare_passage(p) for p in evidence]
-    if any(verify_quote(claim, p).verified for p in passages):
+    if not any(p.index.postings for p in passages):
+        return _to_spans(claim, read, [(content[0], content[-1])])
+    # A cheap substring test first: verify_quote scores near misses, which is slow.
+    needle = fold(claim).strip("\"'`\u00ab\u00bb\u2039\u203a.,;:\u2026- ")
+    if any(needle in p.folded and verify_quote(claim, p).verified for p in passages):
         return []
-    has = _support_test(claim, passages, options.focus, rank_sentences)
-    unsupported = [bool(t.term) and not has(t.term) for t in tokens]
-    return _merge(tokens, unsupported, claim, options)
+    return _decode(claim, read, _probabilities(_features(read, passages)), _THRESHOLD)
 
 
-def _support_test(claim, passages, focus, rank_sentences):  # noqa: ANN001, ANN202
-    """A predicate: does the evidence (or its `focus` best sentences) have this term?"""
-    numbers: set[str] = set()
-    for p in passages:
-        numbers.update(n.replace(",", "") for n in p.numbers)
-    if focus <= 0:
-        postings = [p.index.postings for p in passages]
-
-        def found(term: str) -> bool:
-            return any(term in index for index in postings)
-
-    else:
-        chosen: list[set[int]] = [set() for _ in passages]
-        for h in rank_sentences(claim, passages, k=focus):
-            spans = passages[h.passage].spans
-            chosen[h.passage].add(bisect.bisect_left(spans, (h.start, h.end)))
-        pairs = [(p.index.postings, c) for p, c in zip(passages, chosen, strict=True) if c]
-
-        def found(term: str) -> bool:
-            for index, sentences in pairs:
-                for sentence, _ in index.get(term, ()):
-                    if sentence in sentences:
-                        return True
-            return False
-
-    def has(term: str) -> bool:
-        if found(term):
-            return True
-        return any(found(alias) for alias in _ALIASES.get(term, ()))
-
-    return has
-
-
-def _merge(
-    tokens: Sequence[_Token], unsupported: Sequence[bool], claim: str, options: SpanOptions
-) -> list[Span]:
-    marked = list(unsupported)
-    # A suffix shares its number's verdict.
-    for i, t in enumerate(tokens):
-        if t.kind == "suffix" and i and marked[i - 1]:
-            marked[i] = True
-    if options.names:
-        i = 0
-        while i < len(tokens):
-            if tokens[i].capital and tokens[i].kind == "word":
-                j = i
-                while j + 1 < len(tokens) and tokens[j + 1].capital and tokens[j + 1].kind == "word":
-                    j += 1
-                if any(marked[i : j + 1]):
-                    for k in range(i, j + 1):
-                        marked[k] = True
-                i = j + 1
-            else:
-                i += 1
-    if options.lead_prepositions:
-        for i in range(1, len(tokens)):
-            dated = tokens[i].kind == "number" or tokens[i].term in _MONTH_STEMS
-            before = tokens[i - 1]
-            if marked[i] and dated and not marked[i - 1] and before.kind == "stop":
-                if claim[before.start : before.end].lower() in _PREPOSITIONS:
-                    marked[i - 1] = True
-    spans: list[Span] = []
-    last = -1  # index of the last marked token in spans[-1]
-    for i, flag in enumerate(marked):
-        if not flag:
+def _decode(claim: str, read: _Claim, probabilities: Sequence[float], threshold: float) -> list[Span]:
+    runs: list[tuple[int, int]] = []
+    for i, probability in enumerate(probabilities):
+        if probability <= threshold:
             continue
-        t = tokens[i]
-        if spans and i - last - 1 <= options.merge_gap and all(
-            tokens[k].kind == "stop" for k in range(last + 1, i)
-        ):
-            spans[-1] = Span(spans[-1].start, t.end)
+        if runs and runs[-1][1] == i - 1:
+            runs[-1] = (runs[-1][0], i)
         else:
-            spans.append(Span(t.start, t.end))
-        last = i
+            runs.append((i, i))
+    return _to_spans(claim, read, runs)
+
+
+def _to_spans(claim: str, read: _Claim, runs: Sequence[tuple[int, int]]) -> list[Span]:
+    """Token runs as claim spans, widened to whole words ("5" of "5kW") and merged."""
+    spans: list[Span] = []
+    for first, last in runs:
+        start, end = read.span(first, last)
+        while start > 0 and _is_word_char(claim[start - 1]):
+            start -= 1
+        while end < len(claim) and _is_word_char(claim[end]):
+            end += 1
+        if spans and start <= spans[-1].end:
+            spans[-1] = Span(spans[-1].start, max(end, spans[-1].end))
+        else:
+            spans.append(Span(start, end))
     return spans
 
 
-_MONTH_STEMS = frozenset(stem(m) for m in _MONTHS)
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"

@@ -1,6 +1,6 @@
 """Token F1 of audit.matching.unsupported_spans on WiCE's human labels of unsupported claim parts.
 
-Run: .venv/bin/python bench/eval_unsupported.py [--ablate] [--errors N]
+Run: .venv/bin/python bench/eval_unsupported.py [--fit] [--errors N]
 
 Data: WiCE non-supported tokens (Kamoi et al. 2023), /work/shared/datasets/wice: partially
 supported Wikipedia sub-claims, each with its cited web page as a list of sentences (menus and
@@ -26,7 +26,7 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -90,12 +90,12 @@ class Score:
 
 def baseline(claim: str, evidence: list) -> list[Span]:
     """Each content word absent from the whole evidence, as a span of its own."""
-    tokens = unsupported._tokens(claim)
+    read = unsupported._read_claim(claim)
     passages = [prepare_passage(p) if isinstance(p, str) else p for p in evidence]
     return [
-        Span(t.start, t.end)
-        for t in tokens
-        if t.term and not any(t.term in p.index.postings for p in passages)
+        Span(*read.span(i, i))
+        for i, term in enumerate(read.terms)
+        if term and not any(term in p.index.postings for p in passages)
     ]
 
 
@@ -124,21 +124,48 @@ def speed() -> float:
     return (time.perf_counter() - start) / n * 1e6
 
 
+def fit(items: list[Item], prepared: dict) -> None:
+    """Fit the token model on `items` and print its constants and the best threshold."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    rows, labels, cases = [], [], []
+    for item in items:
+        read = unsupported._read_claim(item.claim)
+        vectors = unsupported._features(read, [prepared[item.page]])
+        rows.extend(vectors)
+        for i in range(len(read.terms)):
+            start, end = read.span(i, i)
+            labels.append(any(g and s < end and start < e for (s, e), g in zip(item.offsets, item.gold, strict=True)))
+        cases.append((item, read, len(vectors)))
+    model = LogisticRegression(C=1.0, max_iter=5000).fit(np.array(rows, dtype=float), labels)
+    probabilities = model.predict_proba(np.array(rows, dtype=float))[:, 1]
+    print(f"_BIAS = {model.intercept_[0]:+.3f}")
+    for name, weight in zip(unsupported.FEATURES, model.coef_[0], strict=True):
+        print(f"    {weight:+.3f},  # {name}")
+    for threshold in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5):
+        score, at = Score(), 0
+        for item, read, n in cases:
+            spans = unsupported._decode(item.claim, read, probabilities[at : at + n], threshold)
+            score.add(item.gold, token_flags(item, spans))
+            at += n
+        print(f"threshold {threshold:.2f}: {score.row()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--ablate", action="store_true")
+    parser.add_argument("--fit", action="store_true", help="fit the token model on train")
     parser.add_argument("--errors", type=int, default=0)
     args = parser.parse_args()
     splits = {name: load(name) for name in ("train", "dev")}
     prepared = {i.page: prepare_passage(i.page) for items in splits.values() for i in items}
+    if args.fit:
+        fit(splits["train"], prepared)
+        return
     methods = {"baseline (content word absent)": baseline, "unsupported_spans": unsupported_spans}
-    if args.ablate:
-        default = unsupported.DEFAULT_OPTIONS
-        for name, options in ABLATIONS(default).items():
-            methods[name] = lambda c, e, o=options: unsupported.unsupported_spans(c, e, o)
     for name, method in methods.items():
         for split, items in splits.items():
-            print(f"{name:40s} {split:5s} {evaluate(items, method, prepared).row()}")
+            print(f"{name:32s} {split:5s} {evaluate(items, method, prepared).row()}")
     if args.errors:
         for item in splits["train"][: args.errors]:
             flags = token_flags(item, unsupported_spans(item.claim, [prepared[item.page]]))
@@ -149,19 +176,6 @@ def main() -> None:
                 )
             )
     print(f"speed: {speed():.0f} µs per 25-word claim vs 3 prepared 100-word passages")
-
-
-def ABLATIONS(d: unsupported.SpanOptions) -> dict[str, unsupported.SpanOptions]:  # noqa: N802
-    return {
-        "focus 3": replace(d, focus=3),
-        "focus 5": replace(d, focus=5),
-        "focus 10": replace(d, focus=10),
-        "merge gap 1": replace(d, merge_gap=1),
-        "merge gap 2": replace(d, merge_gap=2),
-        "merge gap 3": replace(d, merge_gap=3),
-        "lead prepositions": replace(d, lead_prepositions=True),
-        "names": replace(d, names=True),
-    }
 
 
 if __name__ == "__main__":
