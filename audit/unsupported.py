@@ -120,6 +120,7 @@ _PREPOSITIONS = frozenset(["on", "in", "at", "by", "from", "to", "since", "until
 _WORD = re.compile(r"\w+(?:[.,'-]\w+)*")
 
 _STOP, _NUMBER, _SUFFIX, _CAPITALISED, _OTHER = range(5)
+_MISSING = FEATURES.index("missing")
 
 
 def _aliases() -> dict[str, tuple[str, ...]]:
@@ -203,26 +204,24 @@ def _read_claim(claim: str) -> _Claim:
 # ---------------------------------------------------------------------------- evidence
 
 
-@dataclass(frozen=True)
-class _Support:
-    absent: bool
-    coverage_gap: float
-    missing: bool
-    log_frequency: float
-
-
-def _term_support(terms: Sequence[str], passages: Sequence[PreparedPassage]) -> dict[str, _Support]:
+def _term_support(
+    terms: Sequence[str], passages: Sequence[PreparedPassage]
+) -> dict[str, tuple[bool, float, bool, float]]:
     """How well the evidence states each distinct claim term.
 
-    A sentence's window is the sentence with its two neighbours: claims often join what
-    adjacent sentences say. Coverage is the share of the claim's terms in a window.
+    Per term: (absent, coverage gap, missing, evidence frequency), as in FEATURES (plain
+    tuples: this runs for every imported claim). A unit is a sentence or a clause of one
+    (_clause_masks); its window adds the neighbouring sentences, as claims often join what
+    adjacent sentences say; coverage is the share of the claim's terms in a window.
     """
     distinct = list(dict.fromkeys(t for t in terms if t))
     masks: dict[tuple[int, int], int] = {}
+    flags: dict[str, int] = {}  # each spelling -> the claim terms it stands for
     frequency = [0] * len(distinct)
     for bit, term in enumerate(distinct):
         flag = 1 << bit
         for spelling in (term, *_ALIASES.get(term, ())):
+            flags[spelling] = flags.get(spelling, 0) | flag
             for p, passage in enumerate(passages):
                 hits = passage.index.postings.get(spelling, ())
                 frequency[bit] += len(hits)
@@ -230,29 +229,55 @@ def _term_support(terms: Sequence[str], passages: Sequence[PreparedPassage]) -> 
                     masks[(p, sentence)] = masks.get((p, sentence), 0) | flag
     count = len(distinct) or 1
     best = 0
-    window = [0] * len(distinct)  # best window coverage of a sentence holding the term
-    own = [0] * len(distinct)  # best coverage of a single sentence holding the term
+    window = [0] * len(distinct)  # best window coverage of a unit holding the term
+    own = [0] * len(distinct)  # best coverage of a single unit holding the term
     for (p, s), mask in masks.items():
-        covered = (mask | masks.get((p, s - 1), 0) | masks.get((p, s + 1), 0)).bit_count()
-        alone = mask.bit_count()
-        best = max(best, covered)
-        bits = mask
-        while bits:
-            low = bits & -bits
-            bit = low.bit_length() - 1
-            window[bit] = max(window[bit], covered)
-            own[bit] = max(own[bit], alone)
-            bits ^= low
-    support: dict[str, _Support] = {}
+        around = masks.get((p, s - 1), 0) | masks.get((p, s + 1), 0)
+        for unit in _clause_masks(passages[p], s, mask, flags):
+            covered = (unit | around).bit_count()
+            alone = unit.bit_count()
+            best = max(best, covered)
+            bits = unit
+            while bits:
+                low = bits & -bits
+                bit = low.bit_length() - 1
+                window[bit] = max(window[bit], covered)
+                own[bit] = max(own[bit], alone)
+                bits ^= low
+    support: dict[str, tuple[bool, float, bool, float]] = {}
     for bit, term in enumerate(distinct):
         absent = frequency[bit] == 0
-        support[term] = _Support(
-            absent=absent,
-            coverage_gap=(best - own[bit]) / count,
-            missing=absent or (best - window[bit]) / count > _MISSING_GAP,
-            log_frequency=math.log1p(frequency[bit]) / 5,
+        support[term] = (
+            absent,
+            (best - own[bit]) / count,
+            absent or (best - window[bit]) / count > _MISSING_GAP,
+            math.log1p(frequency[bit]) / 5,
         )
     return support
+
+
+def _clause_masks(
+    passage: PreparedPassage, sentence: int, mask: int, flags: dict[str, int]
+) -> list[int]:
+    """The claim terms of each clause of a sentence that holds a semicolon.
+
+    "Consumers can return hardware within 30 days; business customers within 14 days"
+    does not state that customers can return it within 30 days: a word in the wrong
+    clause is not where the claim is stated. Only sentences that hold a claim term are
+    split, so the cost follows the matches, not the passage.
+    """
+    start, end = passage.spans[sentence]
+    text = passage.text[start:end]
+    if ";" not in text:
+        return [mask]
+    units = []
+    for clause in text.casefold().split(";"):
+        unit = 0
+        for word in TERM.findall(clause):
+            if word not in STOP_WORDS:
+                unit |= flags.get(stem(word), 0)
+        units.append(unit)
+    return units
 
 
 def _matched_words(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[bool]:
@@ -306,7 +331,7 @@ def _features(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[tuple[
     matched = _matched_words(claim, passages)
     terms, kinds = claim.terms, claim.kinds
     n = len(terms)
-    missing = [bool(t) and support[t].missing for t in terms]
+    missing = [bool(t) and support[t][2] for t in terms]
     # The nearest term after each token, skipping stop words and suffixes.
     next_term: list[int | None] = [None] * n
     following = None
@@ -315,9 +340,9 @@ def _features(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[tuple[
         if terms[i]:
             following = i
     vectors: list[tuple[float, ...]] = []
+    nothing = (False, 0.0, False, 0.0)
     for i, (term, kind) in enumerate(zip(terms, kinds, strict=True)):
-        s = support.get(term)
-        absent = s is not None and s.absent
+        absent, gap, _, frequency = support.get(term, nothing)
         after = next_term[i]
         after_missing = after is not None and missing[after]
         is_date_after = after is not None and (
@@ -332,7 +357,7 @@ def _features(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[tuple[
                 kind == _CAPITALISED,
                 kind == _OTHER,
                 absent,
-                s.coverage_gap if s else 0.0,
+                gap,
                 missing[i],
                 i > 0 and missing[i - 1],
                 i + 1 < n and missing[i + 1],
@@ -340,7 +365,7 @@ def _features(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[tuple[
                 kind == _STOP and word in _PREPOSITIONS and after_missing and is_date_after,
                 matched[i],
                 i / (n - 1) if n > 1 else 0.0,
-                s.log_frequency if s else 0.0,
+                frequency,
                 kind == _CAPITALISED and absent,
                 kind == _OTHER and absent,
             )
@@ -349,11 +374,7 @@ def _features(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[tuple[
 
 
 def _probabilities(vectors: Sequence[tuple[float, ...]]) -> list[float]:
-    out = []
-    for vector in vectors:
-        z = _BIAS + sum(w * x for w, x in zip(_WEIGHTS, vector, strict=True))
-        out.append(1.0 / (1.0 + math.exp(-z)))
-    return out
+    return [1.0 / (1.0 + math.exp(-_BIAS - math.sumprod(_WEIGHTS, v))) for v in vectors]
 
 
 # ---------------------------------------------------------------------------- spans
@@ -384,11 +405,25 @@ def unsupported_spans(claim: str, evidence: Sequence[str | PreparedPassage]) -> 
     needle = fold(claim).strip("\"'`\u00ab\u00bb\u2039\u203a.,;:\u2026- ")
     if any(needle in p.folded and verify_quote(claim, p).verified for p in passages):
         return []
-    return _decode(claim, read, _probabilities(_features(read, passages)), _THRESHOLD)
+    vectors = _features(read, passages)
+    return _decode(claim, read, vectors, _probabilities(vectors), _THRESHOLD)
 
 
-def _decode(claim: str, read: _Claim, probabilities: Sequence[float], threshold: float) -> list[Span]:
+def _decode(
+    claim: str,
+    read: _Claim,
+    vectors: Sequence[tuple[float, ...]],
+    probabilities: Sequence[float],
+    threshold: float,
+) -> list[Span]:
+    """Runs of tokens above the threshold that hold a missing term, as spans.
+
+    A run without one is dropped: the model has learnt that figures and late words are
+    often wrong in its training claims, but a suggestion must point at something the
+    evidence lacks, not at a figure it states.
+    """
     runs: list[tuple[int, int]] = []
+    anchored: list[bool] = []
     for i, probability in enumerate(probabilities):
         if probability <= threshold:
             continue
@@ -396,7 +431,9 @@ def _decode(claim: str, read: _Claim, probabilities: Sequence[float], threshold:
             runs[-1] = (runs[-1][0], i)
         else:
             runs.append((i, i))
-    return _to_spans(claim, read, runs)
+            anchored.append(False)
+        anchored[-1] = anchored[-1] or bool(vectors[i][_MISSING])
+    return _to_spans(claim, read, [r for r, a in zip(runs, anchored, strict=True) if a])
 
 
 def _to_spans(claim: str, read: _Claim, runs: Sequence[tuple[int, int]]) -> list[Span]:

@@ -137,7 +137,7 @@ def fit(items: list[Item], prepared: dict) -> None:
         for i in range(len(read.terms)):
             start, end = read.span(i, i)
             labels.append(any(g and s < end and start < e for (s, e), g in zip(item.offsets, item.gold, strict=True)))
-        cases.append((item, read, len(vectors)))
+        cases.append((item, read, vectors))
     model = LogisticRegression(C=1.0, max_iter=5000).fit(np.array(rows, dtype=float), labels)
     probabilities = model.predict_proba(np.array(rows, dtype=float))[:, 1]
     print(f"_BIAS = {model.intercept_[0]:+.3f}")
@@ -145,8 +145,11 @@ def fit(items: list[Item], prepared: dict) -> None:
         print(f"    {weight:+.3f},  # {name}")
     for threshold in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5):
         score, at = Score(), 0
-        for item, read, n in cases:
-            spans = unsupported._decode(item.claim, read, probabilities[at : at + n], threshold)
+        for item, read, vectors in cases:
+            n = len(vectors)
+            spans = unsupported._decode(
+                item.claim, read, vectors, probabilities[at : at + n], threshold
+            )
             score.add(item.gold, token_flags(item, spans))
             at += n
         print(f"threshold {threshold:.2f}: {score.row()}")
