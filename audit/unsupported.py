@@ -55,25 +55,25 @@ FEATURES = (
 )
 # Logistic regression on the WiCE train split (bench/eval_unsupported.py --fit), C=1.
 # Kept in code so that suggestions are deterministic and need no model file.
-_BIAS = -1.330
+_BIAS = -1.346
 _WEIGHTS = (
-    -0.956,  # stop word
-    +0.580,  # number
-    +1.421,  # number suffix
-    -0.803,  # capitalised word
-    -0.802,  # other word
-    +0.933,  # absent
-    +1.899,  # coverage gap
-    +0.901,  # missing
-    +0.533,  # previous token missing
+    -0.992,  # stop word
+    +0.588,  # number
+    +1.373,  # number suffix
+    -0.895,  # capitalised word
+    -0.789,  # other word
+    +0.867,  # absent
+    +1.947,  # coverage gap
+    +1.034,  # missing
+    +0.567,  # previous token missing
     +0.733,  # next token missing
-    +0.600,  # stop word before a missing term
-    +1.181,  # preposition before a missing date
-    -0.733,  # in a matched bigram
-    +1.093,  # position
-    -0.999,  # evidence frequency
-    +0.364,  # absent capitalised word
-    -1.384,  # absent other word
+    +0.636,  # stop word before a missing term
+    +1.212,  # preposition before a missing date
+    -0.621,  # in a matched bigram
+    +1.095,  # position
+    -1.212,  # evidence frequency
+    +0.435,  # absent capitalised word
+    -1.458,  # absent other word
 )
 # Probability above which a token is suggested; chosen on the train split for token F1.
 _THRESHOLD = 0.3
@@ -100,21 +100,6 @@ _MONTHS = (
     "december",
 )
 _MONTH_STEMS = frozenset(stem(m) for m in _MONTHS)
-_NUMBER_WORDS = (
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-)
 _PREPOSITIONS = frozenset(["on", "in", "at", "by", "from", "to", "since", "until", "during", "of"])
 # Words as the quote check reads them (audit.matching): "ex-pats" and "88.9" are one word.
 _WORD = re.compile(r"\w+(?:[.,'-]\w+)*")
@@ -122,20 +107,6 @@ _WORD = re.compile(r"\w+(?:[.,'-]\w+)*")
 _STOP, _NUMBER, _SUFFIX, _CAPITALISED, _OTHER = range(5)
 _MISSING = FEATURES.index("missing")
 
-
-def _aliases() -> dict[str, tuple[str, ...]]:
-    """Other spellings of a claim term in a source, as index terms."""
-    aliases: dict[str, tuple[str, ...]] = {}
-    for number, month in enumerate(_MONTHS, start=1):
-        # "Oct 31" and "2017-10-31" state "October 31" as well.
-        aliases[stem(month)] = (stem(month[:3]), str(number), f"{number:02d}")
-    for number, word in enumerate(_NUMBER_WORDS):
-        aliases[stem(word)] = (str(number),)
-        aliases[str(number)] = (stem(word),)
-    return aliases
-
-
-_ALIASES = _aliases()
 
 # ---------------------------------------------------------------------------- the claim
 
@@ -185,7 +156,7 @@ def _read_claim(claim: str) -> _Claim:
         word = m.group()
         start, end = m.span()
         if word[0].isdigit():
-            kind, term = _NUMBER, word.replace(",", "")
+            kind, term = _NUMBER, word
         elif kinds and kinds[-1] == _NUMBER and ends[-1] == start and word in _NUMBER_SUFFIXES:
             kind, term = _SUFFIX, ""
         elif word in STOP_WORDS:
@@ -216,17 +187,16 @@ def _term_support(
     """
     distinct = list(dict.fromkeys(t for t in terms if t))
     masks: dict[tuple[int, int], int] = {}
-    flags: dict[str, int] = {}  # each spelling -> the claim terms it stands for
+    flags: dict[str, int] = {}  # claim term -> its bit
     frequency = [0] * len(distinct)
     for bit, term in enumerate(distinct):
         flag = 1 << bit
-        for spelling in (term, *_ALIASES.get(term, ())):
-            flags[spelling] = flags.get(spelling, 0) | flag
-            for p, passage in enumerate(passages):
-                hits = passage.index.postings.get(spelling, ())
-                frequency[bit] += len(hits)
-                for sentence, _ in hits:
-                    masks[(p, sentence)] = masks.get((p, sentence), 0) | flag
+        flags[term] = flag
+        for p, passage in enumerate(passages):
+            hits = passage.index.postings.get(term, ())
+            frequency[bit] += len(hits)
+            for sentence, _ in hits:
+                masks[(p, sentence)] = masks.get((p, sentence), 0) | flag
     count = len(distinct) or 1
     best = 0
     window = [0] * len(distinct)  # best window coverage of a unit holding the term
