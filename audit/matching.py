@@ -669,6 +669,8 @@ def check_claim(
         wrong_citation=_wrong_citation(query, cited_prepared, uncited_prepared),
     )
 
-# Suggested unsupported assertions live in audit/unsupported.py, which imports this module:
-# re-exported here so that callers have one matcher API.
+
+# Suggested unsupported assertions are a model of their own, tuned on other data, so they
+# live apart in audit/unsupported.py (which imports this module when called); re-exported
+# so that callers have one matcher API.
 from audit.unsupported import Span, unsupported_spans  # noqa: E402, F401

@@ -56,7 +56,12 @@ def load(split: str) -> list[Item]:
                 offsets.append((start, start + len(token)))
                 at = start + len(token)
             items.append(
-                Item(claim, tuple(offsets), tuple(row["non_supported_spans"]), "\n".join(row["evidence"]))
+                Item(
+                    claim,
+                    tuple(offsets),
+                    tuple(row["non_supported_spans"]),
+                    "\n".join(row["evidence"]),
+                )
             )
     return items
 
@@ -85,7 +90,9 @@ class Score:
         p = self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
         r = self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
         f = 2 * p * r / (p + r) if p + r else 0.0
-        return f"F1 {f:.3f}  P {p:.3f}  R {r:.3f}  per-claim F1 {statistics.mean(self.per_claim):.3f}"
+        return (
+            f"F1 {f:.3f}  P {p:.3f}  R {r:.3f}  per-claim F1 {statistics.mean(self.per_claim):.3f}"
+        )
 
 
 def baseline(claim: str, evidence: list) -> list[Span]:
@@ -106,13 +113,16 @@ def evaluate(items: list[Item], method, prepared: dict) -> Score:  # noqa: ANN00
     return score
 
 
+SPEED_PASSAGE = (
+    "the company reported revenue of 4.2 billion dollars in 2023 after its new plant in "
+    "Ohio opened and hired 1,200 workers from the region while costs rose sharply"
+)
+
+
 def speed() -> tuple[float, float]:
     """µs per call, best of 5 runs (the machine is shared): a 25-word claim against three
     100-word passages, prepared once (as imports do) and as plain strings."""
-    words = (
-        "the company reported revenue of 4.2 billion dollars in 2023 after its new plant in "
-        "Ohio opened and hired 1,200 workers from the region while costs rose sharply"
-    ).split()
+    words = SPEED_PASSAGE.split()
     texts = [" ".join(words[(i * 7) % 26 :] + words[: (i * 7) % 26]) * 4 + "." for i in range(3)]
     prepared = [prepare_passage(t) for t in texts]
     claim = (
@@ -143,7 +153,12 @@ def fit(items: list[Item], prepared: dict) -> None:
         rows.extend(vectors)
         for i in range(len(read.terms)):
             start, end = read.span(i, i)
-            labels.append(any(g and s < end and start < e for (s, e), g in zip(item.offsets, item.gold, strict=True)))
+            labels.append(
+                any(
+                    g and s < end and start < e
+                    for (s, e), g in zip(item.offsets, item.gold, strict=True)
+                )
+            )
         cases.append((item, read, vectors))
     model = LogisticRegression(C=1.0, max_iter=5000).fit(np.array(rows, dtype=float), labels)
     probabilities = model.predict_proba(np.array(rows, dtype=float))[:, 1]
