@@ -51,6 +51,21 @@ class CriterionResult:
     passed: bool
     detail: str
     failing_claim_ids: tuple[int, ...] = ()
+    # Why each failing claim fails, where a criterion can say more than its name: the
+    # judgment and the words a reviewer marked unsupported. (claim id, reason), in order.
+    reasons: tuple[tuple[int, str], ...] = ()
+
+
+def _quoted(texts: Sequence[str]) -> str:
+    return ", ".join(f"“{text}”" for text in texts)
+
+
+def _why(claim: ClaimLabel, texts: Sequence[str]) -> str:
+    """A failing claim's reason: its judgment and the assertions its sources do not back."""
+    judgment = judgments.JUDGMENT_LABELS.get(claim.judgment or "", "not judged").lower()
+    if not texts:
+        return f"{judgment}; no unsupported words marked"
+    return f"{judgment}; unsupported: {_quoted(texts)}"
 
 
 @dataclass(frozen=True)
@@ -169,7 +184,8 @@ class MinSupportedShare:
     def describe(self) -> str:
         return (
             f"At least {self.percent:g}% of claims fully supported by their own citations "
-            "(claims marked not verification-worthy left out)."
+            "(claims marked not verification-worthy, or whose source was inaccessible, left "
+            "out)."
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -179,7 +195,8 @@ class MinSupportedShare:
         return counts.verifiable > 0 and counts.supported * 100 >= self.percent * counts.verifiable
 
     def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
-        worthy = [c for c in claims if c.verification_worthy]
+        # Claims whose source nobody could read are counted apart, in neither number.
+        worthy = [c for c in claims if c.verifiable]
         supported = sum(c.fully_supported for c in worthy)
         failing = tuple(c.claim_id for c in worthy if not c.fully_supported)
         if not worthy:
@@ -247,12 +264,86 @@ class MaxWrongCitations:
         return CriterionResult(self, passed, detail, () if passed else wrong)
 
 
+@dataclass(frozen=True)
+class AnsweringClaimsBacked:
+    """No claim marked as answering the question is partially supported, not supported or
+    contradicted: the answer's point must stand on its sources, whatever the share."""
+
+    kind: ClassVar[str] = "answering_claims_backed"
+
+    def describe(self) -> str:
+        return (
+            "No claim that answers the question is partially supported, not supported or "
+            "contradicted."
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind}
+
+    def passes(self, counts: ReleaseCounts) -> bool:
+        return counts.fail_the_question == 0
+
+    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+        failing = [c for c in claims if c.fails_the_question]
+        marked = sum(c.answers_question for c in claims)
+        if failing:
+            verb = "answers" if len(failing) == 1 else "answer"
+            detail = (
+                f"{_plural(len(failing), 'claim')} that {verb} the question not backed by "
+                "its sources."
+            )
+        elif marked:
+            detail = f"Every claim that answers the question is backed ({marked} marked)."
+        else:
+            detail = "No claim is marked as answering the question."
+        return CriterionResult(
+            self,
+            not failing,
+            detail,
+            tuple(c.claim_id for c in failing),
+            tuple((c.claim_id, _why(c, c.unsupported)) for c in failing),
+        )
+
+
+@dataclass(frozen=True)
+class NoUnsupportedNumbers:
+    """No verification-worthy claim with an unsupported assertion that states a number or a
+    date: a figure or date the sources do not give is the costliest wrong detail."""
+
+    kind: ClassVar[str] = "no_unsupported_numbers"
+
+    def describe(self) -> str:
+        return "No unsupported assertion containing a number or date."
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind}
+
+    def passes(self, counts: ReleaseCounts) -> bool:
+        return counts.unsupported_numbers == 0
+
+    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+        failing = [c for c in claims if c.verification_worthy and c.unsupported_numbers]
+        if failing:
+            detail = f"{_plural(len(failing), 'claim')} with a number or date marked unsupported."
+        else:
+            detail = "No number or date is marked unsupported."
+        return CriterionResult(
+            self,
+            not failing,
+            detail,
+            tuple(c.claim_id for c in failing),
+            tuple((c.claim_id, _why(c, c.unsupported_numbers)) for c in failing),
+        )
+
+
 Criterion = (
     NoContradicted
     | NumbersGrounded
     | MinSupportedShare
     | UncitedOnlyIfNotWorthy
     | MaxWrongCitations
+    | AnsweringClaimsBacked
+    | NoUnsupportedNumbers
 )
 
 _KINDS: dict[str, type[Criterion]] = {
@@ -263,6 +354,8 @@ _KINDS: dict[str, type[Criterion]] = {
         MinSupportedShare,
         UncitedOnlyIfNotWorthy,
         MaxWrongCitations,
+        AnsweringClaimsBacked,
+        NoUnsupportedNumbers,
     )
 }
 _PARAMS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -272,6 +365,8 @@ _PARAMS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "min_supported_share": (frozenset({"percent"}), frozenset()),
     "uncited_only_if_not_worthy": (frozenset(), frozenset()),
     "max_wrong_citations": (frozenset({"limit"}), frozenset()),
+    "answering_claims_backed": (frozenset(), frozenset()),
+    "no_unsupported_numbers": (frozenset(), frozenset()),
 }
 
 

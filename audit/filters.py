@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
 from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef, QuerySet
 
@@ -59,10 +60,17 @@ class ClaimReviewFilter(django_filters.FilterSet):
         field_name="answer__system", choices=[], empty_label="any system", label="System"
     )
     text = django_filters.CharFilter(field_name="text", lookup_expr="icontains", label="Claim")
+    answers_question = django_filters.BooleanFilter(
+        field_name="answers_question",
+        label="Answers the question",
+        widget=forms.Select(
+            choices=[("", "any claim"), ("true", "marked as answering"), ("false", "not marked")]
+        ),
+    )
 
     class Meta:
         model = Claim
-        fields = ["status", "reviewer", "label", "system", "text"]
+        fields = ["status", "reviewer", "label", "system", "text", "answers_question"]
 
     def __init__(self, *args, audit_set: AuditSet, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -289,6 +289,13 @@ class CriteriaForm(forms.Form):
     )
     max_wrong_citations = forms.BooleanField(required=False, label="At most N wrong citations")
     max_wrong_citations_limit = forms.IntegerField(required=False, min_value=0, label="limit")
+    answering_claims_backed = forms.BooleanField(
+        required=False,
+        label="No claim that answers the question partially or not supported",
+    )
+    no_unsupported_numbers = forms.BooleanField(
+        required=False, label="No unsupported assertion containing a number or date"
+    )
 
     @classmethod
     def initial_for(cls, criteria: list[dict]) -> dict:
@@ -347,6 +354,9 @@ class CriteriaForm(forms.Form):
             )
         if data["uncited_only_if_not_worthy"]:
             items.append({"kind": "uncited_only_if_not_worthy"})
+        for kind in ("answering_claims_backed", "no_unsupported_numbers"):
+            if data[kind]:
+                items.append({"kind": kind})
         if data["max_wrong_citations"]:
             items.append(
                 {"kind": "max_wrong_citations", "limit": data["max_wrong_citations_limit"]}

@@ -111,6 +111,12 @@ class Flag:
 
 FLAGS: tuple[Flag, ...] = (
     Flag("verification_worthy", "Worth verifying", "a reader would want it checked", True),
+    Flag(
+        "answers_question",
+        "Answers the question",
+        "it states what the question asks; a release fails when such a claim is not supported",
+        False,
+    ),
 )
 FLAG_NAMES: tuple[str, ...] = tuple(flag.name for flag in FLAGS)
 
@@ -206,6 +212,7 @@ class JudgmentData:
     evidence: tuple[EvidenceRef, ...] = ()
     wrong_citation_passage: int | None = None  # a passage position in the claim's answer
     verification_worthy: bool = True
+    answers_question: bool = False
     unsupported_assertions: tuple[str, ...] = ()
     notes: str = ""  # a sheet's own notes; a gold record keeps its lead's note apart
 
@@ -285,3 +292,14 @@ def machine_hints(highlights: list[dict]) -> list[dict]:
 
 def hint_keys(highlights: list[dict]) -> frozenset[tuple[int, int, int]]:
     return frozenset((h["passage"], h["start"], h["end"]) for h in machine_hints(highlights))
+
+
+def assertion_texts(stored: Iterable[object]) -> tuple[str, ...]:
+    """The texts of stored unsupported assertions, whether stored as plain strings or as
+    items with a "text" (a span of the claim, or free text)."""
+    texts = []
+    for item in stored or ():
+        text = item.get("text") if isinstance(item, dict) else item
+        if isinstance(text, str) and text.strip():
+            texts.append(text.strip())
+    return tuple(texts)

@@ -3,6 +3,7 @@ problem counts and judgment distributions, per answer, per system/run and per se
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from statistics import fmean
@@ -37,6 +38,12 @@ class ClaimLabel:
     # A lead found the numbers in the sources in another form ("four weeks" for "4 weeks"):
     # the matcher's ungrounded count stays as it is but no longer counts against release.
     numbers_overridden: bool = False
+    # Marked by a reviewer or a lead as stating what the question asks: if it is not
+    # supported, the answer fails its reader whatever the share of supported claims.
+    answers_question: bool = False
+    # The label's unsupported assertions (the words of the claim the evidence does not
+    # support, or a reviewer's free text), as text.
+    unsupported: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Callers pass lists straight from JSON fields; tuples keep the label hashable, and a
@@ -45,6 +52,27 @@ class ClaimLabel:
         object.__setattr__(self, "cited_unknown", tuple(dict.fromkeys(self.cited_unknown)))
         object.__setattr__(self, "evidence", tuple(tuple(span) for span in self.evidence))
         object.__setattr__(self, "topics", frozenset(self.topics))
+        object.__setattr__(self, "unsupported", tuple(self.unsupported))
+
+    @property
+    def inaccessible(self) -> bool:
+        """Nobody could read the cited source: counted apart, never in the supported share."""
+        return self.judgment == judgments.INACCESSIBLE
+
+    @property
+    def verifiable(self) -> bool:
+        """In the supported share's denominator: worth verifying, and its source readable."""
+        return self.verification_worthy and not self.inaccessible
+
+    @property
+    def fails_the_question(self) -> bool:
+        """Answers the question, and its sources do not (fully) back it."""
+        return self.answers_question and self.judgment in NOT_BACKED
+
+    @property
+    def unsupported_numbers(self) -> tuple[str, ...]:
+        """Unsupported assertions that state a number or a date."""
+        return tuple(text for text in self.unsupported if mentions_number_or_date(text))
 
     @property
     def fully_supported(self) -> bool:
@@ -54,6 +82,35 @@ class ClaimLabel:
     @property
     def is_wrong_citation(self) -> bool:
         return self.judgment == judgments.WRONG_CITATION or self.wrong_citation_passage is not None
+
+
+# Judgments that leave a claim's statement without the backing of its sources.
+NOT_BACKED = frozenset({judgments.PARTIAL, judgments.NOT_SUPPORTED, judgments.CONTRADICTED})
+
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+_NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
+    "eighty ninety hundred thousand million billion trillion dozen half quarter percent "
+    "first second third fourth fifth once twice"
+)
+_NUMBER_OR_DATE = re.compile(
+    r"\d|\b(?:"
+    + "|".join(sorted(set((_MONTHS + " " + _NUMBER_WORDS).split()), key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+
+
+def mentions_number_or_date(text: str) -> bool:
+    """A digit, a number word ("fourteen", "half") or a month name: what a release cannot
+    let pass unsupported, since a wrong figure or date is the costliest wrong detail.
+    ("May" and "second" read as dates and numbers here even where they are not: a span a
+    reviewer marked unsupported is short, and a false alarm costs a glance.)"""
+    return bool(_NUMBER_OR_DATE.search(text))
 
 
 @dataclass(frozen=True)
@@ -124,7 +181,8 @@ def _supported_without_evidence(label: ClaimLabel) -> bool:
 class MetricSummary:
     """Metrics of a group of claims: one answer, one system/run, or a whole set.
 
-    `supported` of `verifiable` is "claims fully supported by their own citations: n of m".
+    `supported` of `verifiable` is "claims fully supported by their own citations: n of m";
+    claims whose source was inaccessible are counted apart (`inaccessible`), in neither.
     Recall and precision are None when undefined: no verification-worthy claim, or no
     citation. `ungrounded_numbers` leaves out claims whose number check a lead overrode;
     `numbers_overridden` counts those claims.
@@ -148,6 +206,7 @@ class MetricSummary:
     provisional_claims: int
     supported_without_evidence: int
     numbers_overridden: int = 0
+    inaccessible: int = 0
     # Derived here rather than passed in so they can never disagree with the counts, yet
     # still show up in dataclasses.asdict for templates and JSON.
     supported_share: float | None = field(init=False)
@@ -169,7 +228,8 @@ def summarize_claims(
     """Metrics of any group of claims.
 
     The supported share pools claims: n = verification-worthy claims judged supported with a
-    valid citation, m = all verification-worthy claims, so uncited claims count against.
+    valid citation, m = all verification-worthy claims whose source was accessible, so
+    uncited claims count against and unreadable sources are left to be replaced.
     Citation recall and precision follow ALCE's averaging: recall is the mean over an
     answer's claims, precision the share of precise citations among all of an answer's
     citations, and a group's value is the mean over its answers. An answer without
@@ -197,14 +257,14 @@ def summarize_claims(
         citations += answer_citations
         precise += answer_precise
 
-    worthy = [label for label in labels if label.verification_worthy]
+    verifiable = [label for label in labels if label.verifiable]
     return MetricSummary(
         scope=scope,
         key=key,
         answers=len(by_answer),
         claims=len(labels),
-        supported=sum(label.fully_supported for label in worthy),
-        verifiable=len(worthy),
+        supported=sum(label.fully_supported for label in verifiable),
+        verifiable=len(verifiable),
         citation_recall=fmean(recalls) if recalls else None,
         citation_precision=fmean(precisions) if precisions else None,
         citations=citations,
@@ -219,6 +279,7 @@ def summarize_claims(
         uncited=sum(label.uncited for label in labels),
         provisional_claims=sum(label.provisional for label in labels),
         supported_without_evidence=sum(_supported_without_evidence(label) for label in labels),
+        inaccessible=sum(label.inaccessible for label in labels),
     )
 
 
@@ -259,6 +320,7 @@ class ReleaseFlags:
 
     worthy: bool
     supported: bool  # verification-worthy and fully supported by its own citations
+    inaccessible: bool  # judged source inaccessible: out of the share's denominator
     judged_supported: bool
     provisional: bool
     contradicted: bool
@@ -266,6 +328,10 @@ class ReleaseFlags:
     uncited_worthy: bool
     # Verification-worthy, a number not found in the cited passages, not overridden by a lead.
     numbers_failing: bool
+    # Answers the question and is not backed by its sources (ClaimLabel.fails_the_question).
+    fails_the_question: bool
+    # Verification-worthy, with an unsupported assertion that states a number or a date.
+    unsupported_number: bool
     # The answer's topics as criteria compare them (casefolded), sorted.
     topics: tuple[str, ...] = ()
 
@@ -288,12 +354,15 @@ def release_flags(label: ClaimLabel) -> ReleaseFlags:
     return ReleaseFlags(
         worthy=worthy,
         supported=worthy and label.fully_supported,
+        inaccessible=label.inaccessible,
         judged_supported=label.judgment == judgments.SUPPORTED,
         provisional=label.provisional,
         contradicted=label.judgment == judgments.CONTRADICTED,
         wrong_citation=label.is_wrong_citation,
         uncited_worthy=label.uncited and worthy,
         numbers_failing=worthy and label.ungrounded_numbers > 0 and not label.numbers_overridden,
+        fails_the_question=label.fails_the_question,
+        unsupported_number=worthy and bool(label.unsupported_numbers),
         topics=tuple(sorted({topic.casefold() for topic in label.topics})),
     )
 
@@ -312,6 +381,9 @@ class ReleaseCounts:
     uncited_worthy: int = 0
     numbers_failing: int = 0
     numbers_failing_supported: int = 0
+    inaccessible: int = 0
+    fail_the_question: int = 0
+    unsupported_numbers: int = 0
     # Contradicted claims by their answer's topics: a criterion may look at some topics only.
     contradicted: tuple[tuple[tuple[str, ...], int], ...] = ()
 
@@ -319,17 +391,9 @@ class ReleaseCounts:
         contradicted: dict[tuple[str, ...], int] = dict(self.contradicted)
         for topics, n in other.contradicted:
             contradicted[topics] = contradicted.get(topics, 0) + n
+        sums = {name: getattr(self, name) + getattr(other, name) for name in _COUNT_FIELDS}
         return ReleaseCounts(
-            claims=self.claims + other.claims,
-            verifiable=self.verifiable + other.verifiable,
-            supported=self.supported + other.supported,
-            provisional_claims=self.provisional_claims + other.provisional_claims,
-            wrong_citations=self.wrong_citations + other.wrong_citations,
-            uncited_worthy=self.uncited_worthy + other.uncited_worthy,
-            numbers_failing=self.numbers_failing + other.numbers_failing,
-            numbers_failing_supported=self.numbers_failing_supported
-            + other.numbers_failing_supported,
-            contradicted=tuple(sorted((t, n) for t, n in contradicted.items() if n)),
+            **sums, contradicted=tuple(sorted((t, n) for t, n in contradicted.items() if n))
         )
 
     @property
@@ -345,17 +409,26 @@ class ReleaseCounts:
         return sum(n for tags, n in self.contradicted if not topics or topics & set(tags))
 
 
+# ReleaseCounts' plain sums (all but the contradicted claims by topics).
+_COUNT_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in fields(ReleaseCounts) if f.name != "contradicted"
+)
+
+
 def release_counts(flags: Iterable[ReleaseFlags]) -> ReleaseCounts:
     return release_counts_weighted((f, 1) for f in flags)
 
 
 def release_counts_weighted(groups: Iterable[tuple[ReleaseFlags, int]]) -> ReleaseCounts:
     """release_counts of `n` claims for each `(flags, n)`: from the database's GROUP BY."""
-    sums = dict.fromkeys((f.name for f in fields(ReleaseCounts) if f.name != "contradicted"), 0)
+    sums = dict.fromkeys(_COUNT_FIELDS, 0)
     contradicted: dict[tuple[str, ...], int] = {}
     for f, n in groups:
         sums["claims"] += n
-        sums["verifiable"] += n * f.worthy
+        sums["verifiable"] += n * (f.worthy and not f.inaccessible)
+        sums["inaccessible"] += n * f.inaccessible
+        sums["fail_the_question"] += n * f.fails_the_question
+        sums["unsupported_numbers"] += n * f.unsupported_number
         sums["supported"] += n * f.supported
         sums["provisional_claims"] += n * f.provisional
         sums["wrong_citations"] += n * f.wrong_citation

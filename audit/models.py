@@ -215,6 +215,10 @@ class Claim(models.Model):
     # Marker numbers that point past the supplied passages; kept, never dropped.
     cited_unknown = models.JSONField(default=list, blank=True)
     is_uncited = models.BooleanField(default=False)
+    # A lead marked it as stating what the question asks (in bulk, from the claims list); a
+    # reviewer or lead may mark it on a sheet or gold record too (the judgment's flag).
+    # db_default: the import's bulk insert names only the columns it sets.
+    answers_question = models.BooleanField(default=False, db_default=False)
     # Set on a parent when it is split into atomic claims: the split stays on record.
     split_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -416,6 +420,9 @@ class ReleaseFlagFields(models.Model):
     wrong_citation = models.BooleanField()
     uncited_worthy = models.BooleanField()
     numbers_failing = models.BooleanField()
+    inaccessible = models.BooleanField(default=False)
+    fails_the_question = models.BooleanField(default=False)
+    unsupported_number = models.BooleanField(default=False)
     # The answer's topics, casefolded and sorted; criteria read them of contradicted claims.
     topics = models.JSONField(default=list)
 
@@ -495,6 +502,7 @@ class JudgmentFields(models.Model):
     evidence = models.JSONField(default=list, blank=True)
     unsupported_assertions = models.JSONField(default=list, blank=True)
     verification_worthy = models.BooleanField(default=True)
+    answers_question = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         abstract = True

@@ -188,6 +188,12 @@ class ClaimReviewTable(tables.Table):
     def render_order(self, record: Claim) -> str:
         if record.parent_id:
             return f"↳{record.order + 1}"
+        if record.answers_question:
+            return format_html(
+                '{} <span class="answers-q" title="Marked by a lead as answering the question">'
+                "answers Q</span>",
+                record.order + 1,
+            )
         return str(record.order + 1)
 
     def render_snippet(self, value: str) -> str:

@@ -23,6 +23,11 @@ audit_patterns = [
     path("sets/<int:pk>/continue/", review.review_continue, name="review-continue"),
     path("sets/<int:pk>/progress/", progress.set_progress, name="set-progress"),
     path("sets/<int:pk>/claims/", progress.set_claims, name="set-claims"),
+    path(
+        "sets/<int:pk>/claims/answering/",
+        progress.claims_mark_answering,
+        name="claims-mark-answering",
+    ),
     path("sets/<int:pk>/review/open/", progress.review_open, name="review-open"),
     path("sets/<int:pk>/review/replace/", progress.reviewer_replace, name="reviewer-replace"),
     path(

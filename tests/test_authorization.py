@@ -35,6 +35,10 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:review-continue": {"GET": (LOGIN, 302, 302, 302), "POST": (LOGIN, 302, 302, 302)},
     "audit:set-progress": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:set-claims": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:claims-mark-answering": {
+        "GET": (405, 405, 405, 405),
+        "POST": (LOGIN, 403, 403, 302),
+    },
     "audit:review-open": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:reviewer-replace": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "audit:set-export": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 405, 405, 405)},

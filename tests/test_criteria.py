@@ -7,12 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from audit.criteria import (
+    AnsweringClaimsBacked,
     CriteriaError,
     CriterionResult,
     Decision,
     MaxWrongCitations,
     MinSupportedShare,
     NoContradicted,
+    NoUnsupportedNumbers,
     NumbersGrounded,
     Outcome,
     UncitedOnlyIfNotWorthy,
@@ -26,6 +28,7 @@ from audit.criteria import (
 from audit.forms import CriteriaForm
 from audit.judgments import (
     CONTRADICTED,
+    INACCESSIBLE,
     JUDGMENT_CODES,
     NOT_SUPPORTED,
     PARTIAL,
@@ -181,7 +184,7 @@ def test_descriptions_read_as_sentences():
         "Every number in a verification-worthy claim is found in its cited passages.",
         "Every number in a claim judged supported is found in its cited passages.",
         "At least 82.5% of claims fully supported by their own citations "
-        "(claims marked not verification-worthy left out).",
+        "(claims marked not verification-worthy, or whose source was inaccessible, left out).",
         "Uncited claims only where marked not verification-worthy.",
         "At most 1 wrong citation.",
         "At most 0 wrong citations.",
@@ -215,8 +218,10 @@ def test_criteria_round_trip_through_json():
     [
         (
             {"kind": "no_lies"},
-            "criterion 1: unknown criterion kind 'no_lies'; expected one of max_wrong_citations, "
-            "min_supported_share, no_contradicted, numbers_grounded, uncited_only_if_not_worthy",
+            "criterion 1: unknown criterion kind 'no_lies'; expected one of "
+            "answering_claims_backed, max_wrong_citations, min_supported_share, "
+            "no_contradicted, no_unsupported_numbers, numbers_grounded, "
+            "uncited_only_if_not_worthy",
         ),
         ("pay", "criterion 1: a criterion must be an object, got 'pay'"),
         (
@@ -390,6 +395,10 @@ _labels = st.builds(
     numbers_overridden=st.booleans(),
     topics=st.frozensets(st.sampled_from(["Pay", "pay", "leave", " HR"])),
     uncited=st.booleans(),
+    answers_question=st.booleans(),
+    unsupported=st.lists(st.sampled_from(["14 days", "business", "in May", "four weeks"])).map(
+        tuple
+    ),
 )
 _criteria = st.one_of(
     st.builds(NoContradicted, topics=st.frozensets(st.sampled_from(["pay", "Leave ", "hr"]))),
@@ -397,6 +406,8 @@ _criteria = st.one_of(
     st.builds(MinSupportedShare, percent=st.sampled_from([0, 50, 80, 100, 33.3])),
     st.just(UncitedOnlyIfNotWorthy()),
     st.builds(MaxWrongCitations, limit=st.integers(0, 3)),
+    st.just(AnsweringClaimsBacked()),
+    st.just(NoUnsupportedNumbers()),
 )
 
 
@@ -419,3 +430,51 @@ def test_counts_of_stored_flags_decide_exactly_as_the_claims_do(labels, criteria
     )
     assert counts.wrong_citations == summary.wrong_citations
     assert counts.contradicted_in() == summary.contradicted
+    assert counts.inaccessible == summary.inaccessible
+
+
+def test_a_claim_answering_the_question_fails_the_release_naming_its_unsupported_words():
+    claims = [
+        label(1, judgment=PARTIAL, answers_question=True, unsupported=("within 30 days",)),
+        label(2, judgment=SUPPORTED, answers_question=True),
+        label(3, judgment=NOT_SUPPORTED),  # not marked: the share's business, not this one's
+    ]
+
+    result = AnsweringClaimsBacked().check(claims)
+
+    assert (result.passed, result.failing_claim_ids) == (False, (1,))
+    assert result.detail == "1 claim that answers the question not backed by its sources."
+    assert result.reasons == ((1, "partially supported; unsupported: “within 30 days”"),)
+    assert AnsweringClaimsBacked().check(claims[1:]).detail == (
+        "Every claim that answers the question is backed (1 marked)."
+    )
+
+
+def test_an_unsupported_number_or_date_fails_but_other_words_do_not():
+    claims = [
+        label(1, judgment=PARTIAL, unsupported=("business customers", "14 days")),
+        label(2, judgment=PARTIAL, unsupported=("in the spring",)),
+        label(3, judgment=PARTIAL, unsupported=("since March",), verification_worthy=False),
+        label(4, judgment=NOT_SUPPORTED, unsupported=("four weeks",)),
+    ]
+
+    result = NoUnsupportedNumbers().check(claims)
+
+    assert result.failing_claim_ids == (1, 4)
+    assert result.reasons == (
+        (1, "partially supported; unsupported: “14 days”"),
+        (4, "not supported; unsupported: “four weeks”"),
+    )
+
+
+def test_inaccessible_sources_are_counted_apart_from_the_supported_share():
+    claims = [
+        label(1, judgment=SUPPORTED, citations=(1,)),
+        label(2, judgment=INACCESSIBLE, citations=(1,)),
+        label(3, judgment=NOT_SUPPORTED, citations=(1,)),
+    ]
+
+    summary = summarize_claims(claims)
+
+    assert (summary.supported_text, summary.inaccessible) == ("1 of 2", 1)
+    assert MinSupportedShare(percent=50).check(claims).passed

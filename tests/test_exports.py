@@ -351,6 +351,7 @@ def test_jsonl_line_holds_the_claim_its_sheets_and_gold(reviewed, lead):
         "evidence": None,
         "unsupported_assertions": ["receive leave"],
         "verification_worthy": True,
+        "answers_question": False,
         "notes": "Only passage 1 says “employees”.\nSee FAQ.",
         "active_seconds": 0,
         "version": 1,

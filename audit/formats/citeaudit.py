@@ -110,6 +110,9 @@ _GOLD_FIELDS = (
     "updated_at",
 )
 _LABEL_FIELDS = ("rater", "kind", "judgment", "raw_label", "verification_worthy", "note")
+# Fields a file may leave out: the database id, and judgment flags added after it was
+# exported (they take their default).
+_OPTIONAL = frozenset({"db_id", *(flag.name for flag in judgments.FLAGS[1:])})
 
 # The database's column limits: a longer value is refused here rather than cut there.
 _MAX_ID = MAX_ID
@@ -424,7 +427,11 @@ def _judged(
         "wrong_citation_passage": _wrong_citation(obj, where, prefix, n_passages),
         "evidence": _evidence(obj, where, prefix, n_passages),
         "unsupported_assertions": list(_texts(obj, "unsupported_assertions", where, prefix)),
-        **{name: _bool(obj, name, where, prefix) for name in judgments.FLAG_NAMES},
+        # A flag added after a file was exported is missing from it: it takes its default.
+        **{
+            flag.name: _bool(obj, flag.name, where, prefix) if flag.name in obj else flag.default
+            for flag in judgments.FLAGS
+        },
     }
 
 
@@ -661,5 +668,5 @@ def _refuse_unknown(obj: dict[str, Any], known: tuple[str, ...], where: Where, p
                 join(prefix, key), f"unknown field (known fields: {', '.join(known)})"
             )
     for key in known:
-        if key != "db_id" and key not in obj:
+        if key not in _OPTIONAL and key not in obj:
             raise where.error(join(prefix, key), "required field is missing")

@@ -63,6 +63,7 @@ class Judged:
     evidence: list[dict[str, Any]]
     unsupported_assertions: list[str]
     verification_worthy: bool
+    answers_question: bool
 
 
 @dataclass(frozen=True)

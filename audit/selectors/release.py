@@ -105,6 +105,8 @@ class _Verdict:
     evidence: tuple[tuple[int, int, int], ...]
     wrong_passage: int | None
     numbers_overridden: bool = False
+    answers_question: bool = False
+    unsupported: tuple[str, ...] = ()
 
 
 def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
@@ -122,6 +124,8 @@ def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
         "evidence",
         "wrong_citation_passage__position",
         "numbers_overridden",
+        "answers_question",
+        "unsupported_assertions",
     ):
         verdicts[row["claim_id"]] = _Verdict(
             row["judgment"],
@@ -130,6 +134,8 @@ def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
             _evidence_spans(row["evidence"]),
             row["wrong_citation_passage__position"],
             row["numbers_overridden"],
+            row["answers_question"],
+            judgments.assertion_texts(row["unsupported_assertions"]),
         )
     sheets: dict[int, list[dict]] = defaultdict(list)
     for row in (
@@ -142,6 +148,8 @@ def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
             "verification_worthy",
             "evidence",
             "wrong_citation_passage__position",
+            "answers_question",
+            "unsupported_assertions",
         )
     ):
         sheets[row["claim_id"]].append(row)
@@ -155,6 +163,15 @@ def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
             any(row["verification_worthy"] for row in rows),
             _evidence_spans(first["evidence"]) if agreed else (),
             first["wrong_citation_passage__position"] if agreed else None,
+            # Critical once any reviewer says so; until gold, what any reviewer marked.
+            answers_question=any(row["answers_question"] for row in rows),
+            unsupported=tuple(
+                dict.fromkeys(
+                    text
+                    for row in rows
+                    for text in judgments.assertion_texts(row["unsupported_assertions"])
+                )
+            ),
         )
     return verdicts
 
@@ -192,6 +209,7 @@ def _labelled(claims: QuerySet[Claim], *, viewer=None) -> list[RunClaim]:
             "answer__question__external_id",
             "cited_unknown",
             "is_uncited",
+            "answers_question",
         )
     )
     children: dict[int, list[int]] = defaultdict(list)
@@ -245,6 +263,8 @@ def _labelled(claims: QuerySet[Claim], *, viewer=None) -> list[RunClaim]:
                     for pk, v in zip(parts, atomic, strict=True)
                     if ungrounded.get(pk, 0)
                 ),
+                any(v.answers_question for v in atomic),
+                tuple(text for v in atomic for text in v.unsupported),
             )
         unknown = [m for m in row["cited_unknown"] or [] if isinstance(m, int)]
         label = ClaimLabel(
@@ -262,6 +282,8 @@ def _labelled(claims: QuerySet[Claim], *, viewer=None) -> list[RunClaim]:
             numbers_overridden=verdict.numbers_overridden,
             topics=topics.get(row["answer_id"], frozenset()),
             uncited=row["is_uncited"],
+            answers_question=row["answers_question"] or verdict.answers_question,
+            unsupported=verdict.unsupported,
         )
         result.append(RunClaim(row["answer__question__external_id"], row["text"], label))
     return result
@@ -333,6 +355,16 @@ def answer_names(*, ids: list[int]) -> dict[int, Answer]:
         for answer in Answer.objects.filter(pk__in=ids)
         .select_related("question")
         .only("pk", "external_id", "system", "question__external_id")
+    }
+
+
+def claim_names(*, ids: list[int]) -> dict[int, Claim]:
+    """Claims by pk with their text and answer's id: how a report names a failing claim."""
+    return {
+        claim.pk: claim
+        for claim in Claim.objects.filter(pk__in=ids)
+        .select_related("answer")
+        .only("pk", "text", "order", "answer__external_id")
     }
 
 

@@ -411,6 +411,7 @@ def claim_rows(*, audit_set: AuditSet, viewer=None) -> QuerySet[Claim]:
                 "location",
                 "answer_id",
                 "review_status",
+                "answers_question",
                 "answer__external_id",
             )
             .prefetch_related(

@@ -12,7 +12,7 @@ from audit.services.adjudication import (
     adjudication_settings_update,
 )
 from audit.services.checks import claim_checks_recompute
-from audit.services.criteria import criteria_update
+from audit.services.criteria import claims_mark_answering, criteria_update
 from audit.services.derived import claims_changed, set_changed
 from audit.services.disagreements import CompareSummary
 from audit.services.imports import ImportSummary, answer_content_hash, answers_import
@@ -68,6 +68,7 @@ __all__ = [
     "claim_checks_recompute",
     "claim_split",
     "claims_changed",
+    "claims_mark_answering",
     "criteria_update",
     "guideline_flag_raise",
     "job_cancel",

@@ -1,5 +1,6 @@
-"""Writes to a set's acceptance criteria: every change is kept, and a change made once the
-first sheet was submitted is marked as made after the lock."""
+"""Writes to a set's acceptance criteria, and to what they read of claims: every change of
+the criteria is kept, and one made once the first sheet was submitted is marked as made
+after the lock; a lead marks which claims answer the question."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from audit.criteria import criteria_from_dicts, criteria_to_dicts
-from audit.models import AuditSet, CriteriaChange
+from audit.models import AuditSet, Claim, CriteriaChange
 from audit.selectors import criteria_locked_since
 from audit.services.derived import claims_changed
 
@@ -42,3 +43,20 @@ def criteria_update(
         # Release decisions read the criteria: the set page's overview is out of date.
         claims_changed(audit_set_id=audit_set.pk)
     return change
+
+
+def claims_mark_answering(*, audit_set: AuditSet, claim_ids: list[int], value: bool) -> int:
+    """Mark (or unmark) top-level claims of the set as answering the question: a lead's
+    bulk decision, which the criterion "no claim that answers the question is partially or
+    not supported" reads alongside what reviewers marked on their sheets. Returns how many
+    claims changed."""
+    with transaction.atomic():
+        changed = list(
+            Claim.objects.filter(answer__audit_set=audit_set, pk__in=claim_ids, parent__isnull=True)
+            .exclude(answers_question=value)
+            .values_list("pk", flat=True)
+        )
+        if changed:
+            Claim.objects.filter(pk__in=changed).update(answers_question=value)
+            claims_changed(audit_set_id=audit_set.pk, claim_ids=changed)
+    return len(changed)

@@ -163,6 +163,7 @@ def _compare_chunk(ids: list[int]) -> CompareSummary:
                 "evidence",
                 "unsupported_assertions",
                 "verification_worthy",
+                "answers_question",
                 "reopened_after_all_in",
             )
             .order_by("pk")
@@ -223,6 +224,8 @@ def _unanimous_gold(claim: Claim, sheets: list[AuditSheet]) -> Adjudication:
         unsupported_assertions=assertions,
         # Worth verifying if any reviewer thought so: the cautious reading.
         verification_worthy=any(s.verification_worthy for s in sheets),
+        # Answers the question if any reviewer thought so: the cautious reading again.
+        answers_question=any(s.answers_question for s in sheets),
         source=Adjudication.Source.UNANIMOUS,
     )
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_tables2 import RequestConfig
 
@@ -65,6 +66,33 @@ def set_claims(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "results",
         {"audit_set": audit_set, "table": table, "filter": filterset},
     )
+
+
+@require_POST
+@login_required
+def claims_mark_answering(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Mark every claim the claims list shows under its filters (all pages) as answering
+    the question, or unmark them. The filters come back as the list's query string."""
+    audit_set = access.get_set_for_lead(request, pk)
+    query = QueryDict(request.POST.get("query", ""))
+    filterset = ClaimReviewFilter(
+        query,
+        queryset=selectors.claim_rows(audit_set=audit_set, viewer=request.user),
+        audit_set=audit_set,
+    )
+    if not filterset.is_valid():
+        messages.error(request, "The list's filters could not be read; nothing was marked.")
+        return redirect("audit:set-claims", pk=audit_set.pk)
+    value = request.POST.get("value") == "1"
+    ids = list(filterset.qs.filter(parent__isnull=True).values_list("pk", flat=True))
+    changed = services.claims_mark_answering(audit_set=audit_set, claim_ids=ids, value=value)
+    verb = "Marked" if value else "Unmarked"
+    messages.success(
+        request,
+        f"{verb} {changed} claim{'s' if changed != 1 else ''} as answering the question "
+        f"({len(ids) - changed} already were).",
+    )
+    return redirect(f"{reverse('audit:set-claims', args=[audit_set.pk])}?{query.urlencode()}")
 
 
 @login_required

@@ -18,6 +18,7 @@ from audit import comparison, judgments, selectors, services
 from audit.criteria import (
     CriteriaError,
     Criterion,
+    CriterionResult,
     Decision,
     Outcome,
     criteria_from_dicts,
@@ -34,7 +35,7 @@ from audit.metrics import (
     release_flags,
     summarize,
 )
-from audit.models import AuditSet
+from audit.models import AuditSet, Claim
 from audit.tables import sheet_letter
 from audit.views import access
 
@@ -89,6 +90,8 @@ class SystemRelease:
     summary: MetricSummary | ReleaseCounts
     decision: Decision | Outcome | None
     badge: str = field(init=False)  # "pass", "fail", "provisional" or "none"
+    # The report's results with their failing claims named (set by the report's view).
+    explained: list[Explained] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         if self.decision is None:
@@ -107,6 +110,30 @@ class Overview:
     distribution: dict[str, JudgmentCounts]
     criteria: tuple[Criterion, ...]
     criteria_error: str
+    # Claims judged source inaccessible, in queue order: a lead replaces their passages.
+    inaccessible_ids: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A criterion's result with its failing claims named: claim, answer and reason."""
+
+    result: CriterionResult
+    claims: list[tuple[Claim, str]]
+
+
+# How many failing claims a report names under a criterion; the link lists them all.
+NAMED = 10
+
+
+def explained(decision: Decision, names: dict[int, Claim]) -> list[Explained]:
+    return [
+        Explained(
+            result,
+            [(names[pk], reason) for pk, reason in result.reasons[:NAMED] if pk in names],
+        )
+        for result in decision.results
+    ]
 
 
 @dataclass(frozen=True)
@@ -158,6 +185,7 @@ def release_overview(audit_set: AuditSet, viewer=None) -> Overview:
         distribution=judgment_distribution(labels),
         criteria=criteria,
         criteria_error=error,
+        inaccessible_ids=[c.claim_id for c in labels if c.inaccessible],
     )
 
 
@@ -215,6 +243,17 @@ def set_report(request: HttpRequest, pk: int) -> HttpResponse:
     overview = release_overview(audit_set, viewer=request.user)
     page = Paginator(list(overview.answers.values()), PER_PAGE).get_page(request.GET.get("page"))
     names = selectors.answer_names(ids=[summary.key for summary in page.object_list])
+    named = {
+        pk
+        for release in overview.systems
+        if release.decision
+        for result in release.decision.results
+        for pk, _ in result.reasons[:NAMED]
+    }
+    claim_names = selectors.claim_names(ids=[*named, *overview.inaccessible_ids[:PER_PAGE]])
+    for release in overview.systems:
+        release.explained = explained(release.decision, claim_names) if release.decision else []
+    inaccessible = [claim_names[pk] for pk in overview.inaccessible_ids[:PER_PAGE]]
     answer_rows = [(names.get(summary.key), summary) for summary in page.object_list]
     changes = _history(audit_set)
     return render(
@@ -231,6 +270,7 @@ def set_report(request: HttpRequest, pk: int) -> HttpResponse:
             "changed_after_lock": any(item["change"].after_lock for item in changes),
             "locked_since": selectors.criteria_locked_since(audit_set=audit_set),
             "overrides": selectors.number_overrides(audit_set=audit_set),
+            "inaccessible": inaccessible,
         },
     )
 
