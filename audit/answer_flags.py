@@ -3,11 +3,11 @@ an answer none of whose citations holds up was likely written without its source
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from audit.matching import LIKELY_MIN_SCORE
+# ClaimCheck.Label's code for a claim whose citations the string checks do not back.
+UNKNOWN = "unknown"
 
 NO_CITATION_VERIFIES = "No citation verifies: answered without sources?"
 
@@ -18,27 +18,8 @@ class CitationChecks:
 
     cited: bool  # it has a marker at all, a supplied passage or not (not Claim.is_uncited)
     cited_unknown: bool  # a marker names a passage never supplied (Claim.cited_unknown)
-    best_score: float | None  # ClaimCheck.best_score; None when the claim has no check
-    ungrounded: bool  # a number of the claim is not in the cited passages (ClaimCheck.numbers)
-    wrong_citation: bool  # an uncited passage supports it clearly better
-
-    @classmethod
-    def from_stored(
-        cls,
-        *,
-        is_uncited: bool,
-        cited_unknown: Sequence[int],
-        best_score: float | None,
-        numbers: Sequence[dict[str, Any]] | None,
-        wrong_citation: dict[str, Any] | None,
-    ) -> CitationChecks:
-        return cls(
-            cited=not is_uncited,
-            cited_unknown=bool(cited_unknown),
-            best_score=best_score,
-            ungrounded=any(not n.get("grounded") for n in numbers or ()),
-            wrong_citation=wrong_citation is not None,
-        )
+    label: str | None  # ClaimCheck.label; None when the claim has no check
+    wrong_citation: bool  # ClaimCheck.wrong_citation is set
 
     @property
     def fails(self) -> bool:
@@ -47,19 +28,21 @@ class CitationChecks:
         - cited unknown: a marker names a passage that was never supplied ([0], or past the
           last passage);
         - quote not found: no cited sentence, with its better neighbour, holds half of the
-          claim's content words (best_score below matching.LIKELY_MIN_SCORE, the "likely"
-          threshold);
+          claim's content words (ClaimCheck.best_score below matching.LIKELY_MIN_SCORE);
         - numbers ungrounded: a number of the claim is not in its cited passages;
         - wrong citation: an uncited passage covers the claim clearly better.
 
-        A cited claim without a stored check fails only by citing an unknown passage: the
-        other checks were never run, and an unrun check is not a failed one.
+        For a claim that cites a supplied passage, matching.trust_label gives the label
+        "unknown" exactly when its numbers are ungrounded, or its words are not found, or it
+        also cites an unknown passage; the label is stored by the same run as the score and
+        numbers, so reading it is exact and needs no JSON. A cited claim without a stored
+        check fails only by citing an unknown passage: an unrun check is not a failed one.
         """
         if self.cited_unknown:
             return True
-        if self.best_score is None:
+        if self.label is None:
             return False
-        return self.best_score < LIKELY_MIN_SCORE or self.ungrounded or self.wrong_citation
+        return self.label == UNKNOWN or self.wrong_citation
 
 
 def no_citation_verifies(claims: Iterable[CitationChecks]) -> bool:

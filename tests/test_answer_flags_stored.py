@@ -53,12 +53,12 @@ def test_claims_changed_refreshes_the_flag_when_a_check_changes(audit_set):
     _import(audit_set)
     answer = Answer.objects.get(external_id="one-verifies")
     passing = ClaimCheck.objects.get(claim__answer=answer, claim__order=0)
-    ClaimCheck.objects.filter(pk=passing.pk).update(best_score=0.1)
+    ClaimCheck.objects.filter(pk=passing.pk).update(label=ClaimCheck.Label.UNKNOWN)
 
     services.claims_changed(claim_ids=[passing.claim_id])
 
     assert _flags()["one-verifies"] is True
-    ClaimCheck.objects.filter(pk=passing.pk).update(best_score=passing.best_score)
+    ClaimCheck.objects.filter(pk=passing.pk).update(label=passing.label)
     services.set_changed(audit_set_id=audit_set.pk)
     assert _flags()["one-verifies"] is False
 

@@ -4,17 +4,14 @@ from collections import defaultdict
 
 from django.db import migrations, models
 
-LIKELY_MIN_SCORE = 0.5  # audit.matching.LIKELY_MIN_SCORE when this was written
 
-
-def _fails(cited_unknown, best_score, numbers, wrong_citation):
+def _fails(cited_unknown, label, wrong_citation):
     """A frozen copy of audit.answer_flags.CitationChecks.fails."""
     if cited_unknown:
         return True
-    if best_score is None:
+    if label is None:
         return False
-    ungrounded = any(not n.get("grounded") for n in numbers or ())
-    return best_score < LIKELY_MIN_SCORE or ungrounded or wrong_citation is not None
+    return label == "unknown" or wrong_citation is not None
 
 
 def backfill(apps, schema_editor):
@@ -26,18 +23,17 @@ def backfill(apps, schema_editor):
     for start in range(0, len(ids), 2000):
         chunk = ids[start : start + 2000]
         verdicts = defaultdict(list)
-        for answer_id, unknown, best_score, numbers, wrong in (
+        for answer_id, unknown, label, wrong in (
             Claim.objects.filter(answer_id__in=chunk, parent__isnull=True, is_uncited=False)
             .order_by()
             .values_list(
                 "answer_id",
                 "cited_unknown",
-                "machine_check__best_score",
-                "machine_check__numbers",
+                "machine_check__label",
                 "machine_check__wrong_citation",
             )
         ):
-            verdicts[answer_id].append(_fails(unknown, best_score, numbers, wrong))
+            verdicts[answer_id].append(_fails(unknown, label, wrong))
         flagged = [pk for pk, fails in verdicts.items() if all(fails)]
         if flagged:
             Answer.objects.filter(pk__in=flagged).update(no_citation_verifies=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from django.db.models import BooleanField, ExpressionWrapper, Q
+
 from audit.answer_flags import CitationChecks, no_citation_verifies
 from audit.models import Answer, Claim
 
@@ -38,25 +40,25 @@ def _refresh(answer_ids: list[int]) -> int:
         Answer.objects.filter(pk__in=answer_ids).values_list("pk", "no_citation_verifies")
     )
     claims: dict[int, list[CitationChecks]] = defaultdict(list)
-    for answer_id, is_uncited, unknown, best_score, numbers, wrong in (
+    for answer_id, is_uncited, has_unknown, label, has_wrong in (
         Claim.objects.filter(answer_id__in=answer_ids, parent__isnull=True)
-        .order_by()
-        .values_list(
-            "answer_id",
-            "is_uncited",
-            "cited_unknown",
-            "machine_check__best_score",
-            "machine_check__numbers",
-            "machine_check__wrong_citation",
+        .annotate(
+            # Booleans computed by the database: decoding every claim's JSON in Python
+            # would cost more than the rest of this refresh.
+            has_unknown=ExpressionWrapper(~Q(cited_unknown=[]), output_field=BooleanField()),
+            has_wrong=ExpressionWrapper(
+                Q(machine_check__wrong_citation__isnull=False), output_field=BooleanField()
+            ),
         )
+        .order_by()
+        .values_list("answer_id", "is_uncited", "has_unknown", "machine_check__label", "has_wrong")
     ):
         claims[answer_id].append(
-            CitationChecks.from_stored(
-                is_uncited=is_uncited,
-                cited_unknown=unknown,
-                best_score=best_score,
-                numbers=numbers,
-                wrong_citation=wrong,
+            CitationChecks(
+                cited=not is_uncited,
+                cited_unknown=has_unknown,
+                label=label,
+                wrong_citation=has_wrong,
             )
         )
     flip = {True: [], False: []}
