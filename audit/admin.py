@@ -165,11 +165,13 @@ class QuestionAdmin(admin.ModelAdmin):
 
 @admin.register(Answer)
 class AnswerAdmin(AnswerDerivedAdmin):
-    list_display = ["external_id", "system", "audit_set", "is_partial"]
-    list_filter = ["is_partial"]
+    list_display = ["external_id", "system", "audit_set", "is_partial", "no_citation_verifies"]
+    list_filter = ["is_partial", "no_citation_verifies"]
     search_fields = ["external_id", "system"]
     list_select_related = ["audit_set"]
     raw_id_fields = ["question", "import_batch"]
+    # Derived from the claims' checks by the services (services.claims_changed).
+    readonly_fields = ["no_citation_verifies"]
 
 
 @admin.register(Passage)

@@ -26,8 +26,10 @@ LOCATION_NOT_LOCATED = "not_located"
 # What counts as a citation marker: a bracket on one line, not followed by "(" (that is a
 # markdown link), whose body is one or more items separated by "," or ";". An item is a
 # number N or an ascending range N-M / N–M of at most 100 numbers, optionally prefixed by
-# "^" (footnote) or by chunk / source / document / doc / passage in any case. Every number
-# must be >= 1. A lone bare four-digit number from 1000 to 2999 ("[2019]") is a year: no
+# "^" (footnote) or by chunk / source / document / doc / passage in any case. A number 0
+# is a marker too: no passage is numbered 0, so plan_claims keeps it as cited-unknown
+# instead of leaving "[0]" in the claim's text as if it were prose.
+# A lone bare four-digit number from 1000 to 2999 ("[2019]") is a year: no
 # answer cites that many passages. Anything else ("[sic]", "[citation needed]", "[1a]",
 # "[1, see below]", "[ ]", "[1-99999999999]") is plain text, and the range cap means such
 # a bracket can never expand into a huge list.
@@ -43,10 +45,18 @@ _YEAR_RANGE = range(1000, 3000)
 
 # Removing a marker must not leave a space in front of these ("dollars [2]." -> "dollars.").
 _CLOSING_PUNCTUATION = frozenset(".,;:!?)]}…”’»")
+# Straight quotes open or close; one followed by a space, the end or closing punctuation
+# closes ('rose. [1]" Then' -> 'rose." Then').
+_STRAIGHT_QUOTES = frozenset("\"'")
+# Closing quotes and brackets after a sentence's terminator ('rose."', "(rose.)").
+_CLOSERS = frozenset("\"'”’»)")
+# What may open a sentence after a quote: opening quotes or a bracket, then a capital.
+_OPENERS = frozenset("\"'“‘«(")
 _MESSY_WHITESPACE_RE = re.compile(r"\s{2,}|[\t\n\r\f\v\x85\u2028\u2029]")
 # Lone list bullets are glued to the sentence they introduce, never claims of their own.
 _LIST_BULLET_RE = re.compile(r"(?:[-*•+]|\(?[0-9]{1,3}[.)]|\(?[A-Za-z][.)])")
 _LINE_RE = re.compile(r"[^\r\n]+")
+_TERMINATORS_RE = re.compile(r"[.!?…]+")
 _LINE_BREAK_RE = re.compile(r"[\r\n]")
 _QUOTE_FOLD = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 
@@ -193,7 +203,7 @@ def _parse_marker_body(body: str) -> tuple[int, ...] | None:
             return None
         first = int(match["first"])
         last = int(match["last"]) if match["last"] is not None else first
-        if first < 1 or last < first or last - first >= _MAX_RANGE:
+        if last < first or last - first >= _MAX_RANGE:
             return None
         is_year = (
             len(items) == 1
@@ -233,13 +243,24 @@ def _strip(text: str, markers: list[Marker]) -> str:
         next_char = text[after_start] if after_start < len(text) else ""
         previous_char = kept_before[-1:] or (pieces[-1][-1:] if pieces else "")
         pieces.append(kept_before)
-        if not next_char or not previous_char or next_char in _CLOSING_PUNCTUATION:
+        if not next_char or not previous_char or _closes(text, after_start):
             pass
         elif spaced or (previous_char.isalnum() and next_char.isalnum()):
             pieces.append(" ")
         cursor = after_start
     pieces.append(text[cursor:])
     return _MESSY_WHITESPACE_RE.sub(" ", "".join(pieces)).strip()
+
+
+def _closes(text: str, index: int) -> bool:
+    """Whether text[index] is punctuation that no space may precede."""
+    char = text[index]
+    if char in _CLOSING_PUNCTUATION:
+        return True
+    if char not in _STRAIGHT_QUOTES:
+        return False
+    after = text[index + 1 : index + 2]
+    return not after or after.isspace() or after in _CLOSING_PUNCTUATION
 
 
 def _build_claim(answer: str, start: int, end: int, markers: list[Marker]) -> ParsedClaim:
@@ -301,6 +322,7 @@ def _sentence_spans(answer: str) -> list[tuple[int, int]]:
             if index >= 0:
                 cursor = index + len(sentence)
                 cuts.append(cursor)
+        cuts = _cut_after_quotes_with_markers(line, cuts)
         previous = 0
         line_spans: list[tuple[int, int]] = []
         for cut in [*cuts, len(line)]:
@@ -316,6 +338,59 @@ def _sentence_spans(answer: str) -> list[tuple[int, int]]:
                 line_spans.append((start, end))
         spans.extend((base + start, base + end) for start, end in line_spans)
     return spans
+
+
+def _cut_after_quotes_with_markers(line: str, cuts: list[int]) -> list[int]:
+    """pysbd's cuts, plus one after a closing quote or bracket that ends a sentence next to
+    a citation marker ('rose." [1] Then', 'rose. [1]" Then', "(rose [1].) Then").
+
+    pysbd reads such a marker as the next word and keeps both sentences as one claim with
+    both sentences' citations. The new cut goes after the closing characters; markers that
+    follow are given back to the sentence by _attach_leading_markers. A cut pysbd made
+    between the terminator and the closing quote is dropped, so the quote stays whole. Only
+    a capital (or an opening quote or bracket before one) starts the next sentence: 'the
+    report "Why it rose." [1] was read' stays one claim.
+    """
+    found = find_markers(line)
+    markers = {marker.start: marker.end for marker in found}
+    marker_ends = {marker.end for marker in found}
+    extra: dict[int, int] = {}
+    for match in _TERMINATORS_RE.finditer(line):
+        index, saw_marker = _skip_markers(line, match.end(), markers)
+        saw_marker = saw_marker or len(line[: match.start()].rstrip(" \t\u00a0")) in marker_ends
+        closers_start = index
+        while index < len(line) and line[index] in _CLOSERS:
+            index += 1
+        if index == closers_start:
+            continue
+        cut = index
+        index, marker_after = _skip_markers(line, index, markers)
+        if not (saw_marker or marker_after) or index == cut or index >= len(line):
+            continue
+        if not line[index - 1].isspace():
+            continue
+        while index < len(line) - 1 and line[index] in _OPENERS:
+            index += 1
+        if line[index].isupper():
+            extra[cut] = match.end()
+    if not extra:
+        return cuts
+    kept = [c for c in cuts if not any(e <= c < cut for cut, e in extra.items())]
+    return sorted({*kept, *extra})
+
+
+def _skip_markers(line: str, index: int, markers: dict[int, int]) -> tuple[int, bool]:
+    """The offset past the spaces and citation markers at index, and whether one was there."""
+    saw = False
+    while index < len(line):
+        if line[index] in " \t\u00a0":
+            index += 1
+        elif index in markers:
+            index = markers[index]
+            saw = True
+        else:
+            break
+    return index, saw
 
 
 def _merge_spans_cutting_markers(
@@ -388,7 +463,7 @@ def _fold(text: str, markers: list[Marker]) -> tuple[str, list[int]]:
         if char.isspace():
             pending_space = True
         else:
-            if pending_space and chars and char not in _CLOSING_PUNCTUATION:
+            if pending_space and chars and not _closes(text, index):
                 chars.append(" ")
                 positions.append(index - 1)
             pending_space = False
@@ -517,6 +592,6 @@ def _plan(
         end=end,
         location=location,
         citations=tuple(n for n in numbers if 1 <= n <= n_passages),
-        cited_unknown=tuple(n for n in numbers if n > n_passages),
+        cited_unknown=tuple(n for n in numbers if not 1 <= n <= n_passages),
         uncited=not numbers,
     )

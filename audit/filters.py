@@ -33,10 +33,13 @@ class AnswerFilter(django_filters.FilterSet):
         field_name="question__text", lookup_expr="icontains", label="Question"
     )
     is_partial = django_filters.BooleanFilter(label="Has cited-unknown", widget=AnyYesNo)
+    no_citation_verifies = django_filters.BooleanFilter(
+        label="No citation verifies", widget=AnyYesNo
+    )
 
     class Meta:
         model = Answer
-        fields = ["system", "question", "is_partial"]
+        fields = ["system", "question", "is_partial", "no_citation_verifies"]
 
     def __init__(self, *args, systems: list[str] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -149,6 +149,9 @@ class Answer(models.Model):
     content_hash = models.CharField(max_length=64)
     # A citation pointed past the supplied passages: the answer is only partially auditable.
     is_partial = models.BooleanField(default=False)
+    # Every cited claim fails a machine check (audit.answer_flags.no_citation_verifies):
+    # derived from the claims and their checks, written by services.claims_changed only.
+    no_citation_verifies = models.BooleanField(default=False)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

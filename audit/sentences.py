@@ -91,8 +91,10 @@ _NEVER_FINAL = frozenset(
 _ONLY_BEFORE_DIGIT = frozenset({"no", "nos", "nr", "op", "vol", "pp", "fig", "figs", "eq", "ch"})
 
 # A run of terminators, then closing quotes/brackets or footnote markers like "[12]",
-# followed by whitespace or the end. A newline always ends a sentence.
-_CANDIDATE = re.compile(r"[.!?\u2026]+(?:[\"'\u2019\u201d)\]]|\[\d{1,3}\])*(?=\s|$)|\n")
+# followed by whitespace or the end. A newline always ends a sentence. A marker may stand
+# a space away, on either side of a closing quote ('rose." [1]', 'rose. [1]"'): it is
+# the footnote of the sentence before it, not the start of the next one.
+_CANDIDATE = re.compile(r"[.!?\u2026]+(?:[\"'\u2019\u201d)\]]|[ \t\u00a0]*\[\d{1,3}\])*(?=\s|$)|\n")
 # Sentences without any terminator for this long (scraped menus, tables, junk) are cut at
 # whitespace so that a highlight stays readable and ranking stays meaningful.
 _MAX_SENTENCE_CHARS = 1500

@@ -12,6 +12,7 @@ from django.utils.html import format_html, format_html_join
 from django_tables2.paginators import LazyPaginator
 
 from audit import judgments, selectors
+from audit.answer_flags import NO_CITATION_VERIFIES
 from audit.models import Answer, AuditSet, Claim, Severity
 
 type Rows = list[tuple[str, list[tuple[str, str]]]]
@@ -68,7 +69,7 @@ class AuditSetTable(tables.Table):
 
 
 class AnswerTable(tables.Table):
-    external_id = tables.Column("Answer", linkify=True, empty_values=())
+    external_id = tables.Column("Answer", empty_values=())
     question = tables.Column(
         "Question", accessor="question__text", order_by="question__external_id"
     )
@@ -99,11 +100,7 @@ class AnswerTable(tables.Table):
         def cells(record: Answer) -> list[str]:
             text = record.question.text
             return [
-                format_html(
-                    '<a href="{}">{}</a>',
-                    record.get_absolute_url(),
-                    self.render_external_id(record),
-                ),
+                self.render_external_id(record),
                 question.default
                 if text in question.column.empty_values
                 else self.render_question(text),
@@ -117,7 +114,17 @@ class AnswerTable(tables.Table):
         return one_pass_rows(self, cells)
 
     def render_external_id(self, record: Answer) -> str:
-        return record.external_id or f"#{record.pk}"
+        link = format_html(
+            '<a href="{}">{}</a>', record.get_absolute_url(), record.external_id or f"#{record.pk}"
+        )
+        if not record.no_citation_verifies:
+            return link
+        return format_html(
+            '{} <span class="flag unknown no-citation-verifies" title="{}">'
+            "no citation verifies</span>",
+            link,
+            NO_CITATION_VERIFIES,
+        )
 
     def render_question(self, value: str) -> str:
         return value if len(value) <= 90 else value[:89] + "…"

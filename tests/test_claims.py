@@ -79,6 +79,11 @@ def test_adjacent_brackets_are_separate_markers() -> None:
         ("[^2019]", (2019,)),
         ("[2019, 2020]", (2019, 2020)),
         ("[1-100]", tuple(range(1, 101))),
+        # No passage is numbered 0: such a marker is kept, to be counted as cited-unknown.
+        ("[0]", (0,)),
+        ("[0-2]", (0, 1, 2)),
+        ("[1, 0]", (1, 0)),
+        ("[^0]", (0,)),
     ],
 )
 def test_citation_marker_forms(text: str, numbers: tuple[int, ...]) -> None:
@@ -100,9 +105,6 @@ def test_citation_marker_forms(text: str, numbers: tuple[int, ...]) -> None:
         "[1](https://example.org)",
         "[ ]",
         "[]",
-        "[0]",
-        "[0-2]",
-        "[1, 0]",
         "[1,]",
         "[3-1]",
         "[1-101]",
@@ -222,6 +224,65 @@ def test_markers_after_question_and_exclamation_marks() -> None:
         ("Really? [2], [3]", "Really?", (2, 3)),
         ("Yes.", "Yes.", ()),
     ]
+
+
+QUOTE_SHAPES = [
+    ('"Revenue rose."', '"Revenue rose."'),
+    ("\u201cRevenue rose.\u201d", "\u201cRevenue rose.\u201d"),
+    ("\u2018Revenue rose.\u2019", "\u2018Revenue rose.\u2019"),
+    ("'Revenue rose.'", "'Revenue rose.'"),
+    ('"Revenue rose?"', '"Revenue rose?"'),
+    ("\u201cRevenue rose!\u201d", "\u201cRevenue rose!\u201d"),
+    ("(revenue rose.)", "(revenue rose.)"),
+    ('"Revenue (and profit) rose."', '"Revenue (and profit) rose."'),
+    ('"Revenue rose".', '"Revenue rose".'),
+]
+
+
+@pytest.mark.parametrize(("quoted", "text"), QUOTE_SHAPES)
+@pytest.mark.parametrize("gap", [" ", ""])
+def test_marker_after_a_closing_quote_ends_the_sentence(quoted: str, text: str, gap: str) -> None:
+    answer = f"The filing says {quoted}{gap}[1] Headcount grew [2]."
+
+    assert _sentences(answer) == [
+        (f"The filing says {quoted}{gap}[1]", f"The filing says {text}", (1,)),
+        ("Headcount grew [2].", "Headcount grew.", (2,)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("quoted", "text"),
+    [
+        ('"Revenue rose. [1]"', '"Revenue rose."'),
+        ('"Revenue rose [1]."', '"Revenue rose."'),
+        ("\u201cRevenue rose. [1]\u201d", "\u201cRevenue rose.\u201d"),
+        ("\u201cRevenue rose.[1]\u201d", "\u201cRevenue rose.\u201d"),
+        ("\u2018Revenue rose? [1]\u2019", "\u2018Revenue rose?\u2019"),
+        ("'Revenue rose! [1]'", "'Revenue rose!'"),
+        ("(revenue rose [1].)", "(revenue rose.)"),
+    ],
+)
+def test_marker_inside_a_closing_quote_ends_the_sentence(quoted: str, text: str) -> None:
+    answer = f"The filing says {quoted} Headcount grew [2]."
+
+    assert _sentences(answer) == [
+        (f"The filing says {quoted}", f"The filing says {text}", (1,)),
+        ("Headcount grew [2].", "Headcount grew.", (2,)),
+    ]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # A title in quotes, then the sentence goes on in lower case.
+        'The report "Why revenue rose." [1] was widely read [2].',
+        'He asked "why?" [1] and nobody answered [2].',
+        # An abbreviation inside the parentheses, not a sentence end.
+        "It rose (see Fig. [1]) sharply [2].",
+    ],
+)
+def test_a_quote_or_parenthesis_mid_sentence_keeps_one_claim(answer: str) -> None:
+    assert [c.citations for c in split_claims(answer)] == [(1, 2)]
 
 
 def test_markers_mid_sentence_make_one_claim() -> None:
@@ -602,6 +663,35 @@ def test_plan_claims_locates_given_claims_and_marks_the_lost_one() -> None:
         (1, LOCATION_NOT_LOCATED, ()),
     ]
     assert answer[planned[0].start : planned[0].end] == "Pay is 3% [2]."
+
+
+@pytest.mark.parametrize("marker", ["[0]", "[7]", "[0, 7]", "[0-2]"])
+def test_plan_claims_keeps_markers_outside_the_passages_as_cited_unknown(marker: str) -> None:
+    planned = plan_claims(_record(f"Leave is 25 days {marker}. Pay is 3% [2].", None, passages=3))
+
+    numbers = find_markers(marker)[0].numbers
+    assert [(p.text, p.citations, p.cited_unknown, p.uncited) for p in planned] == [
+        (
+            "Leave is 25 days.",
+            tuple(n for n in numbers if 1 <= n <= 3),
+            tuple(n for n in numbers if not 1 <= n <= 3),
+            False,
+        ),
+        ("Pay is 3%.", (2,), (), False),
+    ]
+
+
+def test_plan_claims_keeps_unknown_markers_of_given_claims() -> None:
+    answer = "Leave is 25 days [0]. Pay is 3% [7]. Bonus is paid [3]."
+    planned = plan_claims(
+        _record(answer, ("Leave is 25 days [0].", "Pay is 3% [7].", "Bonus is paid [3]."), 3)
+    )
+
+    assert [(p.text, p.location, p.citations, p.cited_unknown) for p in planned] == [
+        ("Leave is 25 days.", LOCATION_EXACT, (), (0,)),
+        ("Pay is 3%.", LOCATION_EXACT, (), (7,)),
+        ("Bonus is paid.", LOCATION_EXACT, (3,), ()),
+    ]
 
 
 def test_planned_locations_are_the_values_the_claim_model_stores() -> None:

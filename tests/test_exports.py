@@ -635,3 +635,24 @@ def test_import_file_helper_still_imports_handmade(audit_set):
     assert (summary.format, summary.sheets, summary.gold) == ("native", 0, 0)
     assert RaterLabel.objects.count() == 0
     assert Assignment.objects.count() == 0
+
+
+def test_a_marker_numbered_0_survives_the_round_trip(audit_set, tmp_path):
+    data = jsonl(native_line(answer="The warranty lasts two years [0]. It is free [1]."))
+    services.answers_import(
+        audit_set=audit_set, parsed=parse_file(data, "a.jsonl"), filename="a.jsonl", sha256="x"
+    )
+    first = _export(audit_set, "jsonl")
+    audit_set.delete()
+
+    services.answers_import(
+        audit_set=AuditSet.objects.create(name="Again"),
+        parsed=parse_file(first.encode(), "again.jsonl"),
+        filename="again.jsonl",
+        sha256="y",
+    )
+
+    assert list(Claim.objects.order_by("order").values_list("cited_unknown", flat=True)) == [
+        [0],
+        [],
+    ]

@@ -1,3 +1,4 @@
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -113,3 +114,31 @@ def test_splitting_never_raises_and_covers_all_non_space_text(text):
 
     covered = "".join(text[s:e] for s, e in spans)
     assert "".join(covered.split()) == "".join(text.split())
+
+
+@pytest.mark.parametrize(
+    "quoted",
+    [
+        '"Revenue rose." [1]',
+        '"Revenue rose."[1]',
+        "\u201cRevenue rose.\u201d [1]",
+        "\u2018Revenue rose.\u2019 [1]",
+        '"Revenue rose?" [1]',
+        "\u201cRevenue rose!\u201d [1]",
+        '"Revenue rose. [1]"',
+        "\u201cRevenue rose.[1]\u201d",
+        "(revenue rose.) [1]",
+    ],
+)
+def test_a_footnote_marker_by_a_closing_quote_stays_with_its_sentence(quoted):
+    assert _sentences(f"The filing says {quoted} Headcount grew [2].") == [
+        f"The filing says {quoted}",
+        "Headcount grew [2].",
+    ]
+
+
+def test_a_footnote_marker_before_lower_case_does_not_end_a_sentence():
+    assert _sentences("It rose by 5. [1] and then fell. Done.") == [
+        "It rose by 5. [1] and then fell.",
+        "Done.",
+    ]

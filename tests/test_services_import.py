@@ -356,3 +356,30 @@ def test_web_import_over_the_size_limit_names_the_files_own_size(client_for, lea
         f"big.jsonl: file is {len(data):,} bytes, over the limit of 100 bytes"
     )
     assert _counts() == before
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [None, ["Leave is 25 days [0].", "Pay is 3% [7].", "Bonus is paid [3]."]],
+    ids=["split", "given"],
+)
+def test_markers_outside_the_passages_are_stored_as_cited_unknown(audit_set, claims):
+    passages = [{"title": f"P{n}", "url": "", "text": f"Passage {n}."} for n in (1, 2, 3)]
+    line = native_line(
+        answer="Leave is 25 days [0]. Pay is 3% [7]. Bonus is paid [3].", passages=passages
+    )
+    if claims is not None:
+        line["claims"] = claims
+    data = jsonl(line)
+
+    answers_import(
+        audit_set=audit_set, parsed=parse_file(data, "a.jsonl"), filename="a.jsonl", sha256="x"
+    )
+
+    stored = list(Claim.objects.order_by("order").prefetch_related("citations"))
+    assert [(c.text, c.cited_unknown, _cited(c), c.is_uncited) for c in stored] == [
+        ("Leave is 25 days.", [0], [], False),
+        ("Pay is 3%.", [7], [], False),
+        ("Bonus is paid.", [], [3], False),
+    ]
+    assert Answer.objects.get().is_partial is True

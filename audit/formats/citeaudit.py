@@ -334,7 +334,7 @@ def _claim(obj: dict[str, Any], where: Where, answer: labelled.Answer) -> labell
             f"(got {quote(location)} with parent_order {parent_order})",
         )
     citations = _positions(claim, "citations", where, "claim", 1, n_passages)
-    cited_unknown = _positions(claim, "cited_unknown", where, "claim", n_passages + 1, _MAX_INT)
+    cited_unknown = _unknown_positions(claim, where, n_passages)
     sheets = tuple(
         _sheet(item, join("sheets", i), where, n_passages)
         for i, item in enumerate(expect_list(require(obj, "sheets", where), where, "sheets"))
@@ -567,6 +567,22 @@ def _positions(
     numbers = tuple(_whole(item, where, join(field, i), low, high) for i, item in enumerate(items))
     _refuse_repeats(list(numbers), field, "", where)
     return numbers
+
+
+def _unknown_positions(claim: dict[str, Any], where: Where, n_passages: int) -> tuple[int, ...]:
+    """A claim's cited_unknown: marker numbers no passage has, 0 or past the last one."""
+    field = join("claim", "cited_unknown")
+    items = expect_list(require(claim, "cited_unknown", where, "claim"), where, field)
+    numbers = []
+    for i, item in enumerate(items):
+        if isinstance(item, int) and not isinstance(item, bool) and 0 < item <= n_passages:
+            raise where.error(
+                join(field, i),
+                f"expected 0 or a whole number from {n_passages + 1} to {_MAX_INT}, got {item}",
+            )
+        numbers.append(_whole(item, where, join(field, i), 0, _MAX_INT))
+    _refuse_repeats(numbers, field, "", where)
+    return tuple(numbers)
 
 
 def _passage_ref(

@@ -103,6 +103,7 @@ def answer_rows(*, audit_set: AuditSet) -> QuerySet[Answer]:
                 "external_id",
                 "system",
                 "is_partial",
+                "no_citation_verifies",
                 "question__external_id",
                 "question__text",
                 "import_batch_id",
@@ -144,26 +145,49 @@ class Distribution:
     group: str
     counts: dict[str, int]
     total: int
+    answers: int = 0
+    # Answers whose every citation fails a machine check (Answer.no_citation_verifies).
+    no_citation_verifies: int = 0
 
     def share(self, label: str) -> float:
         return self.counts.get(label, 0) / self.total if self.total else 0.0
 
+    @property
+    def no_citation_verifies_share(self) -> float:
+        return self.no_citation_verifies / self.answers if self.answers else 0.0
+
 
 def label_distribution(*, audit_set: AuditSet, by: str) -> list[Distribution]:
-    """Machine labels counted per system (by="system") or per import file (by="import")."""
-    key = "claim__answer__system" if by == "system" else "claim__answer__import_batch__filename"
+    """Machine labels counted per system (by="system") or per import file (by="import"),
+    with each group's answers and how many of them no citation verifies."""
+    key = "answer__system" if by == "system" else "answer__import_batch__filename"
     rows = (
         ClaimCheck.objects.filter(claim__answer__audit_set=audit_set, claim__parent__isnull=True)
-        .values(key, "label")
+        .values(f"claim__{key}", "label")
         .annotate(n=Count("pk"))
         .order_by()
     )
     counts: dict[str, Counter] = defaultdict(Counter)
     for row in rows:
-        counts[row[key] or "—"][row["label"]] += row["n"]
+        counts[row[f"claim__{key}"] or "—"][row["label"]] += row["n"]
+    answer_key = key.removeprefix("answer__")
+    answers: dict[str, Counter] = defaultdict(Counter)
+    for row in (
+        Answer.objects.filter(audit_set=audit_set)
+        .values(answer_key, "no_citation_verifies")
+        .annotate(n=Count("pk"))
+        .order_by()
+    ):
+        answers[row[answer_key] or "—"][row["no_citation_verifies"]] += row["n"]
     return [
-        Distribution(group=g, counts=dict(c), total=sum(c.values()))
-        for g, c in sorted(counts.items())
+        Distribution(
+            group=g,
+            counts=dict(counts[g]),
+            total=sum(counts[g].values()),
+            answers=answers[g].total(),
+            no_citation_verifies=answers[g][True],
+        )
+        for g in sorted(counts.keys() | answers.keys())
     ]
 
 

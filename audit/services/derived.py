@@ -1,10 +1,11 @@
 """Everything stored that is derived from a set's claims, refreshed by one entry point.
 
 Derived rows are: each claim's severity and unanimous gold (its place in the adjudication
-queue), its stored review status, reviewers' tallies, agreement facts and release facts
-(what the set page's release summary sums). Every write path (review, reopen, split,
-replacement, restore, rematch, adjudication, settings, admin edits) calls `claims_changed`
-once, at its end, inside its own transaction; nothing else writes these rows. The order is
+queue), its stored review status, reviewers' tallies, agreement facts, release facts (what
+the set page's release summary sums) and each answer's flags read off its claims' checks.
+Every write path (review, reopen, split, replacement, restore, rematch, adjudication,
+settings, admin edits) calls `claims_changed` once, at its end, inside its own transaction;
+nothing else writes these rows. The order is
 fixed because each step reads what the one before wrote: comparing may write gold, which
 the status and the release facts read; tallies move by the change in facts. Rows are
 written in the lock order of audit/services/locks.py: claims and their parents, then
@@ -21,6 +22,7 @@ from django.db.models import Count, F
 
 from audit.models import Assignment, Claim, ReleaseFact, ReviewerTally, SheetFact
 from audit.services import disagreements
+from audit.services.answer_flags import answer_flags_refresh
 from audit.services.disagreements import CompareSummary
 from audit.services.facts import agreement_facts_refresh
 from audit.services.locks import claims_lock
@@ -70,6 +72,9 @@ def claims_changed(
         if recount:
             reviewer_tallies_refresh(audit_set_id=audit_set_id, reviewer_ids=recount)
         release_facts_refresh(audit_set_id=audit_set_id, claim_ids=ids)
+        # Imports, rematches, splits and restores change claims or checks; it reads no
+        # other derived row, so it may come last.
+        answer_flags_refresh(claim_ids=ids)
     return summary
 
 

@@ -93,6 +93,11 @@ def label_distribution(request: HtmxHttpRequest, pk: int) -> HttpResponse:
                             for label in labels
                         ],
                         "identical_to": flags.get(r.group, []),
+                        "answers": r.answers,
+                        "no_citation_verifies": (
+                            r.no_citation_verifies,
+                            round(100 * r.no_citation_verifies_share, 1),
+                        ),
                     }
                     for r in rows
                 ],

@@ -305,7 +305,8 @@ _DROP = object()
             2,
             "claim.cited_unknown",
             [2],
-            "line 2: claim.cited_unknown[0]: expected a whole number from 3 to 2147483647, got 2",
+            "line 2: claim.cited_unknown[0]: "
+            "expected 0 or a whole number from 3 to 2147483647, got 2",
         ),
         (
             1,

@@ -104,3 +104,15 @@ def test_answer_review_and_adjudication_pages_show_the_same_labelled_score(
     for page in (answer_page, review_page, adjudication_page):
         assert "0.55" not in page
         assert "0.91" not in page
+
+
+def test_answer_page_flags_an_answer_no_citation_verifies(client_for, lead, reviewer_a, opened):
+    flagged = Answer.objects.get(external_id="hm-5-a")
+    fine = Answer.objects.get(external_id="hm-1-a")
+
+    for user in (lead, reviewer_a):
+        body = client_for(user).get(flagged.get_absolute_url()).content.decode()
+        assert "No citation verifies: answered without sources?</span>" in body
+    assert (
+        "No citation verifies" not in client_for(lead).get(fine.get_absolute_url()).content.decode()
+    )

@@ -163,3 +163,34 @@ def test_set_detail_htmx_filter_gets_only_the_table(client_for, lead, handmade):
     assert response.status_code == 200
     assert response.content.decode().count('aria-label="Release summary"') == 0
     assert response.content.decode().count("<html") == 0
+
+
+def test_set_detail_badges_and_filters_answers_no_citation_verifies(client_for, lead, handmade):
+    url = reverse("audit:set-detail", args=[handmade.pk])
+    Answer.objects.filter(external_id="hm-2-a").update(external_id="<b>hm-2-a</b>")
+
+    everything = client_for(lead).get(url)
+    flagged = client_for(lead).get(url, {"no_citation_verifies": "true"})
+    cleared = client_for(lead).get(url, {"no_citation_verifies": "false"})
+
+    body = everything.content.decode()
+    assert body.count('class="flag unknown no-citation-verifies"') == 2
+    assert "&lt;b&gt;hm-2-a&lt;/b&gt;</a> <span" in body
+    assert '<option value="true">yes</option>' in body.split('name="no_citation_verifies"')[1]
+    assert [r.record.external_id for r in flagged.context["table"].rows] == [
+        "<b>hm-2-a</b>",
+        "hm-5-a",
+    ]
+    assert len(cleared.context["table"].rows) == 5
+    assert "no citation verifies</span>" not in cleared.content.decode()
+
+
+def test_label_distribution_counts_answers_no_citation_verifies(client_for, lead, handmade):
+    response = client_for(lead).get(reverse("audit:label-distribution", args=[handmade.pk]))
+
+    per_system = response.context["sections"][0]["rows"]
+    assert [(r["group"], r["answers"], r["no_citation_verifies"]) for r in per_system] == [
+        ("handmade v1", 5, (2, 40.0)),
+        ("handmade v2", 2, (0, 0.0)),
+    ]
+    assert '<th class="num">No citation verifies</th>' in response.content.decode()
