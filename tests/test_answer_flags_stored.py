@@ -64,7 +64,7 @@ def test_claims_changed_refreshes_the_flag_when_a_check_changes(audit_set):
 
 
 def test_backfill_writes_what_the_services_write(audit_set):
-    migration = importlib.import_module("audit.migrations.0016_answer_no_citation_verifies")
+    migration = importlib.import_module("audit.migrations.0018_answer_no_citation_verifies")
     _import(audit_set)
     import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
     import_file(audit_set, FIXTURES / "expertqa" / "expertqa_slice15.jsonl")

@@ -41,7 +41,7 @@ def backfill(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("audit", "0015_claim_text_trigram"),
+        ("audit", "0017_answers_question_and_release_reasons"),
     ]
 
     operations = [
