@@ -113,7 +113,7 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
         ExportFormat(
             "jsonl",
             "JSON Lines",
-            "Everything, one line per claim; import_answers reads it back.",
+            "Everything, a line per answer and per claim; import_answers reads it back.",
             "jsonl",
             "application/x-ndjson; charset=utf-8",
             _Needs(texts=True, drafts=True, checks=True, extras=True),
