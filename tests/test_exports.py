@@ -32,7 +32,7 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
-from audit.services import AtomicPart
+from audit.services import AtomicPart, planner
 from audit.services.exports import export_stream
 from tests.conftest import import_file
 from tests.factories import claim_at
@@ -279,6 +279,29 @@ def test_hostile_text_survives_export_import_export(audit_set, tmp_path):
     assert first.count("\n") == 1 + Claim.objects.count()
 
 
+def test_a_restore_leaves_planner_statistics_for_every_table_an_export_reads(
+    reviewed, tmp_path, monkeypatch
+):
+    # PostgreSQL without statistics for the gold and citation tables read them whole for
+    # every chunk of an export right after the restore.
+    monkeypatch.setattr(planner, "AFTER_ROWS", 1)
+    path = tmp_path / "calibration.jsonl"
+    path.write_text(_export(reviewed, "jsonl"), encoding="utf-8")
+    reviewed.delete()
+
+    call_command("import_answers", str(path), "--set", "Restored", stdout=io.StringIO())
+
+    tables = {model._meta.db_table for model in planner.TABLES}
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT relname FROM pg_class WHERE reltuples >= 0")
+        else:
+            cursor.execute("SELECT tbl FROM sqlite_stat1")
+        analysed = {name for (name,) in cursor.fetchall()}
+    assert {"audit_adjudication", "audit_adjudication_sheets", "audit_claim_citations"} <= tables
+    assert tables - analysed == set()
+
+
 def test_round_trip_recreates_people_inactive_and_without_groups(reviewed, tmp_path):
     path = tmp_path / "calibration.jsonl"
     path.write_text(_export(reviewed, "jsonl"), encoding="utf-8")
@@ -505,6 +528,14 @@ def test_export_reads_a_chunk_of_answers_per_round_of_queries(reviewed):
     # citations, checks, assignments, rater labels, sheets, gold and gold's sheets.
     per_chunk = 9
     assert queries(8) == 1 + per_chunk
+    with CaptureQueriesContext(connection) as ctx:
+        _export(reviewed, "jsonl", chunk_size=4)
+    # A chunk's queries read their own table by key: a join to the answers or the sheets
+    # read the whole of that table again for every chunk.
+    joined = [q["sql"] for q in ctx.captured_queries[1:] if " JOIN " in q["sql"]]
+    assert [
+        sql for sql in joined if '"audit_answer"' in sql or 'JOIN "audit_auditsheet"' in sql
+    ] == []
     assert 1 + 2 * per_chunk - 2 <= queries(4) <= 1 + 2 * per_chunk
     assert queries(1) <= 1 + 8 * per_chunk
 
