@@ -1,5 +1,6 @@
 """Exports (jsonl, audit-sheets, csv, evidence) from the service and the export_labels command,
-and the round trip: a jsonl export imported into a fresh database exports the same again."""
+and the round trip: a jsonl export imported into a fresh database exports the same again, as
+does a version 1 file of the same set."""
 
 from __future__ import annotations
 
@@ -31,11 +32,11 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
-from audit.services import AtomicPart
+from audit.services import AtomicPart, planner
 from audit.services.exports import export_stream
 from tests.conftest import import_file
 from tests.factories import claim_at
-from tests.formats.helpers import jsonl, native_line
+from tests.formats.helpers import as_citeaudit_v1, jsonl, native_line
 
 pytestmark = pytest.mark.django_db
 
@@ -184,6 +185,17 @@ def _lines(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.split("\n") if line]
 
 
+def _claim_lines(text: str) -> list[dict[str, Any]]:
+    """Each claim record joined with its answer record's question, answer and passages."""
+    joined, answer = [], {}
+    for record in _lines(text):
+        if record["record"] == "answer":
+            answer = {key: record[key] for key in ("question", "answer", "passages")}
+        else:
+            joined.append(answer | record)
+    return joined
+
+
 def _csv(text: str) -> list[dict[str, str]]:
     assert text.startswith("\ufeff")
     return list(csv.DictReader(io.StringIO(text[1:])))
@@ -208,12 +220,86 @@ def test_jsonl_round_trip_through_a_fresh_database_is_lossless(reviewed, tmp_pat
 
     assert "(citeaudit)" in out.getvalue()
     before, after = _lines(first), _lines(second)
-    assert len(after) == len(before) == Claim.objects.count()
+    assert len(after) == len(before) == Answer.objects.count() + Claim.objects.count()
     for line_before, line_after in zip(before, after, strict=True):
         assert _without_db_ids(line_after) == _without_db_ids(line_before)
-    assert old_answer_ids.isdisjoint(a["answer"]["db_id"] for a in after)
+    assert old_answer_ids.isdisjoint(a["answer"]["db_id"] for a in after if "answer" in a)
     # Byte for byte too, once the keys are blanked.
     assert _DB_ID.sub('"db_id": 0', second) == _DB_ID.sub('"db_id": 0', first)
+
+
+def test_version_1_export_imports_into_a_fresh_database_as_it_was(reviewed, tmp_path):
+    first = _export(reviewed, "jsonl")
+    path = tmp_path / "calibration-v1.jsonl"
+    path.write_bytes(as_citeaudit_v1(first.encode()))
+    reviewed.delete()
+    User.objects.filter(username__in=["rev_a", "rev_b", "lead"]).delete()
+    Rater.objects.all().delete()
+
+    call_command("import_answers", str(path), "--set", "Calibration", stdout=io.StringIO())
+    second = _export(AuditSet.objects.get(name="Calibration"), "jsonl")
+
+    assert _DB_ID.sub('"db_id": 0', second) == _DB_ID.sub('"db_id": 0', first)
+
+
+def test_hostile_text_survives_export_import_export(audit_set, tmp_path):
+    hostile = '<b onmouseover="x()">NaN</b> "]}\n{"citeaudit": 2} \u2028\u2029\x85 ü 👩🏽‍🔬 \u202e'
+    longest = "é" * 200
+    services.answers_import(
+        audit_set=audit_set,
+        parsed=parse_file(
+            jsonl(
+                native_line(
+                    question_id=longest,
+                    question=hostile,
+                    system=longest,
+                    answer=f"{hostile} [1]. NaN and Infinity [2].",
+                    passages=[
+                        {"title": hostile, "url": "javascript:alert(1)", "text": hostile},
+                        {"title": "", "url": "", "text": "NaN and Infinity."},
+                    ],
+                    metadata={hostile: [hostile, "NaN", 1e308, -0.0]},
+                )
+            ),
+            "hostile.jsonl",
+        ),
+        filename="hostile.jsonl",
+        sha256="0" * 64,
+    )
+    first = _export(audit_set, "jsonl")
+    path = tmp_path / "hostile-export.jsonl"
+    path.write_text(first, encoding="utf-8")
+    audit_set.delete()
+
+    call_command("import_answers", str(path), "--set", "Again", stdout=io.StringIO())
+    second = _export(AuditSet.objects.get(name="Again"), "jsonl")
+
+    assert _DB_ID.sub('"db_id": 0', second) == _DB_ID.sub('"db_id": 0', first)
+    assert _lines(second)[0]["question"]["text"] == hostile
+    assert first.count("\n") == 1 + Claim.objects.count()
+
+
+def test_a_restore_leaves_planner_statistics_for_every_table_an_export_reads(
+    reviewed, tmp_path, monkeypatch
+):
+    # PostgreSQL without statistics for the gold and citation tables read them whole for
+    # every chunk of an export right after the restore.
+    monkeypatch.setattr(planner, "AFTER_ROWS", 1)
+    path = tmp_path / "calibration.jsonl"
+    path.write_text(_export(reviewed, "jsonl"), encoding="utf-8")
+    reviewed.delete()
+
+    call_command("import_answers", str(path), "--set", "Restored", stdout=io.StringIO())
+
+    tables = {model._meta.db_table for model in planner.TABLES}
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT relname FROM pg_class WHERE reltuples >= 0")
+        else:
+            cursor.execute("SELECT tbl FROM sqlite_stat1")
+        analysed = {name for (name,) in cursor.fetchall()}
+    assert {"audit_adjudication", "audit_adjudication_sheets", "audit_claim_citations"} <= tables
+    assert tables - analysed == set()
 
 
 def test_round_trip_recreates_people_inactive_and_without_groups(reviewed, tmp_path):
@@ -292,8 +378,9 @@ def test_model_choices_agree_with_the_export_schema():
 # ------------------------------------------------------------------------------- jsonl
 
 
-def test_jsonl_has_one_line_per_claim_in_reading_order(reviewed):
-    lines = _lines(_export(reviewed, "jsonl"))
+def test_jsonl_has_an_answer_record_then_a_record_per_claim_in_reading_order(reviewed):
+    records = _lines(_export(reviewed, "jsonl"))
+    lines = _claim_lines(_export(reviewed, "jsonl"))
 
     hm1 = [
         (x["claim"]["order"], x["claim"]["parent_order"])
@@ -309,11 +396,20 @@ def test_jsonl_has_one_line_per_claim_in_reading_order(reviewed):
         "adjudicated",
         "unresolved",
     ]
+    hash_1 = records[0]["answer"]["content_hash"]
+    assert [(r["record"], r.get("answer_hash")) for r in records[:8]] == [
+        ("answer", None),
+        *[("claim", hash_1)] * 6,
+        ("answer", None),
+    ]
+    assert [r["citeaudit"] for r in records] == [2] * len(records)
+    assert sum(r["record"] == "answer" for r in records) == Answer.objects.count()
+    assert [len(r.get("passages", ())) for r in records[:2]] == [2, 0]
 
 
 def test_jsonl_line_holds_the_claim_its_sheets_and_gold(reviewed, lead):
     c1 = claim_at("hm-1-a", 1)
-    line = _lines(_export(reviewed, "jsonl"))[1]
+    line = _claim_lines(_export(reviewed, "jsonl"))[1]
 
     assert line["question"] == {
         "db_id": c1.answer.question_id,
@@ -375,7 +471,7 @@ def test_jsonl_line_holds_the_claim_its_sheets_and_gold(reviewed, lead):
 
 def test_jsonl_keeps_rater_labels_metadata_and_escapes_line_separators(reviewed):
     text = _export(reviewed, "jsonl")
-    lines = [x for x in _lines(text) if x["question"]["id"] == "q-ü"]
+    lines = [x for x in _claim_lines(text) if x["question"]["id"] == "q-ü"]
 
     assert "\u2028" not in text
     assert "\\u2028" in text
@@ -410,7 +506,7 @@ def test_jsonl_keeps_rater_labels_metadata_and_escapes_line_separators(reviewed)
 
 
 def test_jsonl_atomic_claims_follow_their_parent(reviewed, lead):
-    lines = [x for x in _lines(_export(reviewed, "jsonl")) if x["answer"]["id"] == "hm-1-a"]
+    lines = [x for x in _claim_lines(_export(reviewed, "jsonl")) if x["answer"]["id"] == "hm-1-a"]
     parent, atom0, atom1 = lines[3], lines[4], lines[5]
 
     assert (parent["claim"]["split_by"], parent["claim"]["split_at"]) == (
@@ -433,6 +529,14 @@ def test_export_reads_a_chunk_of_answers_per_round_of_queries(reviewed):
     # citations, checks, assignments, rater labels, sheets, gold and gold's sheets.
     per_chunk = 9
     assert queries(8) == 1 + per_chunk
+    with CaptureQueriesContext(connection) as ctx:
+        _export(reviewed, "jsonl", chunk_size=4)
+    # A chunk's queries read their own table by key: a join to the answers or the sheets
+    # read the whole of that table again for every chunk.
+    joined = [q["sql"] for q in ctx.captured_queries[1:] if " JOIN " in q["sql"]]
+    assert [
+        sql for sql in joined if '"audit_answer"' in sql or 'JOIN "audit_auditsheet"' in sql
+    ] == []
     assert 1 + 2 * per_chunk - 2 <= queries(4) <= 1 + 2 * per_chunk
     assert queries(1) <= 1 + 8 * per_chunk
 

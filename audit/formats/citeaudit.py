@@ -1,14 +1,15 @@
-"""Import of Citeaudit's own JSON Lines export (one claim per line with its answer, passages,
+"""Import of Citeaudit's own JSON Lines export (answers with their passages, claims with their
 check, sheets, rater labels and gold), so a reviewed set can move to another database.
 
-export_jsonl writes the format; CITEAUDIT_JSONL.md documents it with an example line.
+export_jsonl writes version 2; version 1 files, exported before it, are still read. README.md
+("The citeaudit JSONL export") documents both with examples.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -39,13 +40,32 @@ from audit.judgments import JUDGMENT_CODES
 
 FORMAT = "citeaudit"
 DESCRIPTION = "a citeaudit export (JSONL)"
-VERSION = 1
+VERSION = 2
+# Version 1: one line per claim, each repeating its question, answer and passages. Version 2:
+# an answer record with the question, answer and passages once, then its claim records.
+VERSIONS = (1, 2)
+ANSWER_RECORD = "answer"
+CLAIM_RECORD = "claim"
+_RECORDS = (ANSWER_RECORD, CLAIM_RECORD)
 
-_LINE_FIELDS = (
+_V1_LINE_FIELDS = (
     "citeaudit",
     "question",
     "answer",
     "passages",
+    "claim",
+    "assigned",
+    "machine_check",
+    "sheets",
+    "rater_labels",
+    "gold_source",
+    "gold",
+)
+_ANSWER_RECORD_FIELDS = ("citeaudit", "record", "question", "answer", "passages")
+_CLAIM_RECORD_FIELDS = (
+    "citeaudit",
+    "record",
+    "answer_hash",
     "claim",
     "assigned",
     "machine_check",
@@ -131,63 +151,130 @@ def looks_like(record: dict[str, Any]) -> bool:
 class _Group:
     """The lines read so far of one answer."""
 
+    where: Where  # the answer's first line
     first_line: int
     last_line: int
-    raw: dict[str, Any]  # the first line's question, answer and passages, as parsed JSON
+    raw: dict[str, Any]  # the question, answer and passages, as parsed JSON
     answer: labelled.Answer
     claims: list[tuple[labelled.Claim | None, Where]]
 
 
-def parse(doc: JsonFile, filename: str, budget: Budget | None = None) -> ParsedFile:
-    """Validate a citeaudit export and return its answers with their claims and review.
+@dataclass
+class _Reader:
+    """What parse() has read so far: the answers, and what later lines are checked against."""
 
-    Every line is checked against the schema in CITEAUDIT_JSONL.md; the lines of an answer
-    must follow one another and agree on the answer's fields. db_id fields are read and
-    ignored: they are the exporting database's keys.
+    budget: Budget
+    groups: list[_Group] = field(default_factory=list)
+    # content hash -> (first line, last line) of every answer read
+    seen: dict[str, tuple[int, int]] = field(default_factory=dict)
+    questions: dict[str, tuple[str, int]] = field(default_factory=dict)
+    version: tuple[int, int] | None = None  # (version, line) of the file's first line
+
+
+def parse(doc: JsonFile, filename: str, budget: Budget | None = None) -> ParsedFile:
+    """Validate a citeaudit export, version 1 or 2, and return its answers with their claims
+    and review.
+
+    Every line is checked against the schema in README.md; an answer's lines must follow one
+    another (version 1: agree on the answer's fields; version 2: claim records right after
+    their answer record). db_id fields are read and ignored: they are the exporting
+    database's keys.
     """
-    budget = budget or Budget(filename)
-    groups: list[_Group] = []
-    ended: dict[str, tuple[int, int]] = {}
-    questions: dict[str, tuple[str, int]] = {}
+    reader = _Reader(budget or Budget(filename))
     for line in as_lines(doc, filename):
         where = Where(filename, f"line {line.number}")
         obj = expect_object(line.value, where, "")
-        _refuse_unknown(obj, _LINE_FIELDS, where, "")
-        version = require(obj, "citeaudit", where)
-        if version != VERSION:
-            raise where.error("citeaudit", f"unsupported version {version!r} (expected {VERSION})")
-        raw = {key: require(obj, key, where) for key in ("question", "answer", "passages")}
-        group = groups[-1] if groups else None
-        content_hash = _content_hash(raw["answer"], where)
-        if group is not None and group.answer.content_hash == content_hash:
-            _same_answer(raw, group, where)
-            group.last_line = line.number
+        version = _version(obj, where, reader, line.number)
+        if version == 1:
+            _v1_line(obj, where, reader, line.number)
+        elif require(obj, "record", where) == ANSWER_RECORD:
+            _refuse_unknown(obj, _ANSWER_RECORD_FIELDS, where, "")
+            raw = {key: obj[key] for key in ("question", "answer", "passages")}
+            _start_answer(raw, where, reader, line.number)
         else:
-            if content_hash in ended:
-                first, last = ended[content_hash]
-                raise where.error(
-                    "answer.content_hash",
-                    f"this answer's lines already ended ({_lines(first, last)}); "
-                    "keep the lines of an answer together",
-                )
-            if group is not None:
-                ended[group.answer.content_hash] = (group.first_line, group.last_line)
-            budget.add_answer(where.location)
-            group = _Group(line.number, line.number, raw, _answer(raw, where), [])
-            groups.append(group)
-            known = questions.setdefault(
-                group.answer.question_id, (group.answer.question, line.number)
-            )
-            if known[0] != group.answer.question:
-                raise where.error(
-                    "question.text",
-                    f"question id {quote(group.answer.question_id)} has a different text "
-                    f"on line {known[1]}",
-                )
-        claim = _claim(obj, where, group.answer)
-        budget.add_claims(claim is not None, where.location)
-        group.claims.append((claim, where))
-    return ParsedFile(FORMAT, tuple(_record(group) for group in groups))
+            _v2_claim(obj, where, reader, line.number)
+    return ParsedFile(FORMAT, tuple(_record(group) for group in reader.groups))
+
+
+def _version(obj: dict[str, Any], where: Where, reader: _Reader, number: int) -> int:
+    version = require(obj, "citeaudit", where)
+    if version not in VERSIONS or isinstance(version, bool):
+        expected = " or ".join(map(str, VERSIONS))
+        raise where.error("citeaudit", f"unsupported version {version!r} (expected {expected})")
+    if reader.version is None:
+        reader.version = (version, number)
+    elif reader.version[0] != version:
+        first, at = reader.version
+        raise where.error(
+            "citeaudit", f"version {version} in a file whose line {at} is version {first}"
+        )
+    return version
+
+
+def _v1_line(obj: dict[str, Any], where: Where, reader: _Reader, number: int) -> None:
+    """A version 1 line: the claim with its answer, which the answer's other lines repeat."""
+    _refuse_unknown(obj, _V1_LINE_FIELDS, where, "")
+    raw = {key: require(obj, key, where) for key in ("question", "answer", "passages")}
+    group = reader.groups[-1] if reader.groups else None
+    if group is not None and group.answer.content_hash == _content_hash(raw["answer"], where):
+        _same_answer(raw, group, where)
+        group.last_line = number
+    else:
+        group = _start_answer(raw, where, reader, number)
+    claim = _claim(obj, where, group.answer)
+    reader.budget.add_claims(claim is not None, where.location)
+    group.claims.append((claim, where))
+
+
+def _v2_claim(obj: dict[str, Any], where: Where, reader: _Reader, number: int) -> None:
+    record = obj["record"]
+    if record != CLAIM_RECORD:
+        shown = quote(record) if isinstance(record, str) else type_name(record)
+        listed = ", ".join(quote(r) for r in _RECORDS)
+        raise where.error("record", f"unknown value {shown}: expected one of {listed}")
+    _refuse_unknown(obj, _CLAIM_RECORD_FIELDS, where, "")
+    answer_hash = expect_text(obj["answer_hash"], where, "answer_hash")
+    group = reader.groups[-1] if reader.groups else None
+    if group is None or group.answer.content_hash != answer_hash:
+        follows = "no answer record" if group is None else f"the answer on {group.where.location}"
+        raise where.error(
+            "answer_hash",
+            f"a claim record follows its answer's record, and this one follows {follows}",
+        )
+    if obj["claim"] is None:
+        raise where.error(
+            "claim", "expected an object, got null (an answer without claims has no claim records)"
+        )
+    claim = _claim(obj, where, group.answer)
+    reader.budget.add_claims(True, where.location)
+    group.claims.append((claim, where))
+    group.last_line = number
+
+
+def _start_answer(raw: dict[str, Any], where: Where, reader: _Reader, number: int) -> _Group:
+    """A new answer: refused when the file already had it, or gave its question another text."""
+    content_hash = _content_hash(raw["answer"], where)
+    if content_hash in reader.seen:
+        first, last = reader.seen[content_hash]
+        raise where.error(
+            "answer.content_hash",
+            f"this answer's lines already ended ({_lines(first, last)}); "
+            "keep the lines of an answer together",
+        )
+    if reader.groups:
+        done = reader.groups[-1]
+        reader.seen[done.answer.content_hash] = (done.first_line, done.last_line)
+    reader.budget.add_answer(where.location)
+    group = _Group(where, number, number, raw, _answer(raw, where), [])
+    reader.groups.append(group)
+    known = reader.questions.setdefault(group.answer.question_id, (group.answer.question, number))
+    if known[0] != group.answer.question:
+        raise where.error(
+            "question.text",
+            f"question id {quote(group.answer.question_id)} has a different text "
+            f"on line {known[1]}",
+        )
+    return group
 
 
 def _lines(first: int, last: int) -> str:
@@ -213,12 +300,12 @@ def _same_answer(raw: dict[str, Any], group: _Group, where: Where) -> None:
         if isinstance(value, dict) and isinstance(first, dict):
             field = join(key, next(k for k in (*first, *value) if first.get(k) != value.get(k)))
         raise where.error(
-            field, f"differs from line {group.first_line}, the first line of this answer"
+            field, f"differs from {group.where.location}, the first line of this answer"
         )
 
 
 def _record(group: _Group) -> AnswerRecord:
-    answer, where = group.answer, group.claims[0][1]
+    answer, where = group.answer, group.where
     claims = [claim for claim, _ in group.claims]
     if None in claims and len(claims) > 1:
         line = group.claims[claims.index(None)][1]

@@ -1,7 +1,7 @@
-"""Citeaudit's JSON Lines export: one line per claim with its question, answer, passages,
-machine check, sheets, rater labels and gold; citeaudit.py reads it back.
+"""Citeaudit's JSON Lines export, version 2: an answer record (question, answer, passages) then
+one claim record per claim (check, sheets, rater labels, gold); citeaudit.py reads it back.
 
-The schema, with an example line, is in CITEAUDIT_JSONL.md.
+The layout and fields are documented in README.md, "The citeaudit JSONL export".
 """
 
 from __future__ import annotations
@@ -13,39 +13,47 @@ from typing import Any
 
 from audit import judgments
 from audit.formats import labelled
-from audit.formats.citeaudit import VERSION
+from audit.formats.citeaudit import ANSWER_RECORD, CLAIM_RECORD, VERSION
 
 # Line breaks that str.splitlines() and some JSONL readers honour inside a line.
 _LINE_BREAKS = ("\u2028", "\u2029", "\x85")
 
 
 def answer_lines(answer: labelled.Answer) -> Iterator[str]:
-    """The lines of one answer: one per claim in reading order, or one with claim null.
+    """The lines of one answer: its answer record, then a claim record per claim in reading
+    order (none for an answer without claims).
 
-    The answer's part is encoded once and shared by its lines.
+    Passages are written once, on the answer record: version 1 repeated them on every
+    claim's line, which made a set's export several times the size of its passages.
     """
+    yield (
+        _dumps(
+            {
+                "citeaudit": VERSION,
+                "record": ANSWER_RECORD,
+                "question": {
+                    "db_id": answer.question_db_id,
+                    "id": answer.question_id,
+                    "text": answer.question,
+                },
+                "answer": {
+                    "db_id": answer.db_id,
+                    "id": answer.answer_id,
+                    "system": answer.system,
+                    "text": answer.text,
+                    "is_partial": answer.is_partial,
+                    "content_hash": answer.content_hash,
+                    "metadata": answer.metadata,
+                },
+                "passages": [_passage_json(p) for p in answer.passages],
+            }
+        )
+        + "\n"
+    )
     head = _dumps(
-        {
-            "citeaudit": VERSION,
-            "question": {
-                "db_id": answer.question_db_id,
-                "id": answer.question_id,
-                "text": answer.question,
-            },
-            "answer": {
-                "db_id": answer.db_id,
-                "id": answer.answer_id,
-                "system": answer.system,
-                "text": answer.text,
-                "is_partial": answer.is_partial,
-                "content_hash": answer.content_hash,
-                "metadata": answer.metadata,
-            },
-            "passages": [_passage_json(p) for p in answer.passages],
-        }
+        {"citeaudit": VERSION, "record": CLAIM_RECORD, "answer_hash": answer.content_hash}
     )[:-1]
-    claims = answer.claims or (None,)
-    for claim in claims:
+    for claim in answer.claims:
         yield f"{head}, {_dumps(_claim_json(claim))[1:]}\n"
 
 
@@ -75,17 +83,7 @@ def _passage_json(passage: labelled.Passage) -> dict[str, Any]:
     }
 
 
-def _claim_json(claim: labelled.Claim | None) -> dict[str, Any]:
-    if claim is None:
-        return {
-            "claim": None,
-            "assigned": [],
-            "machine_check": None,
-            "sheets": [],
-            "rater_labels": [],
-            "gold_source": labelled.UNRESOLVED,
-            "gold": None,
-        }
+def _claim_json(claim: labelled.Claim) -> dict[str, Any]:
     check = claim.check
     return {
         "claim": {

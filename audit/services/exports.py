@@ -113,7 +113,7 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
         ExportFormat(
             "jsonl",
             "JSON Lines",
-            "Everything, one line per claim; import_answers reads it back.",
+            "Everything, a line per answer and per claim; import_answers reads it back.",
             "jsonl",
             "application/x-ndjson; charset=utf-8",
             _Needs(texts=True, drafts=True, checks=True, extras=True),
@@ -252,7 +252,9 @@ def _answers(
     viewer: AbstractBaseUser | None = None,
 ) -> list[labelled.Answer]:
     ids = [row["pk"] for row in rows]
-    claim_rows = list(Claim.objects.filter(answer_id__in=ids).values(*_CLAIM_FIELDS))
+    # Unordered: claims are put in reading order below, and Claim's default ordering by
+    # answer joins the whole answer table into every chunk's query.
+    claim_rows = list(Claim.objects.filter(answer_id__in=ids).order_by().values(*_CLAIM_FIELDS))
     claim_ids = [c["pk"] for c in claim_rows]
 
     passage_fields = ["pk", "answer_id", "position", "title", "url", "is_cited"]
@@ -336,13 +338,14 @@ def _answers(
             "pk",
             "claim_id",
             "wrong_citation_passage_id",
-            "from_sheet__reviewer__username",
+            "from_sheet_id",
             "lead__username",
             *_GOLD_FIELDS,
         )
     )
-    # Gold's sheets by id, named from the sheets already read: joining them in makes
-    # PostgreSQL hash the whole sheet table for every chunk.
+    # Gold's sheets, from_sheet included, by id, named from the sheets already read:
+    # joining them in makes PostgreSQL hash the whole sheet table for every chunk when it
+    # has no statistics for the gold tables (right after a bulk load).
     links = list(
         _batched_in(
             Adjudication.sheets.through.objects,
@@ -351,7 +354,9 @@ def _answers(
             ("adjudication_id", "auditsheet_id"),
         )
     )
-    unread = list({link["auditsheet_id"] for link in links} - reviewer_of.keys())
+    named = {link["auditsheet_id"] for link in links}
+    named |= {g["from_sheet_id"] for g in gold_rows if g["from_sheet_id"] is not None}
+    unread = list(named - reviewer_of.keys())
     for s in _batched_in(AuditSheet.objects, "pk", unread, ("pk", "reviewer__username")):
         reviewer_of[s["pk"]] = s["reviewer__username"]
     gold_sheets: dict[int, list[str]] = defaultdict(list)
@@ -360,7 +365,7 @@ def _answers(
     golds = {
         g["claim_id"]: labelled.Gold(
             wrong_citation_passage=positions.get(g["wrong_citation_passage_id"]),
-            from_sheet=g["from_sheet__reviewer__username"],
+            from_sheet=reviewer_of.get(g["from_sheet_id"]),
             sheets=tuple(sorted(gold_sheets[g["pk"]])),
             lead=g["lead__username"],
             db_id=g["pk"],

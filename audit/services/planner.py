@@ -10,12 +10,37 @@ from __future__ import annotations
 
 from django.db import connection
 
-from audit.models import Answer, Assignment, AuditSheet, Claim, ClaimCheck, Passage, Question
+from audit.models import (
+    Adjudication,
+    Answer,
+    Assignment,
+    AuditSheet,
+    Claim,
+    ClaimCheck,
+    Passage,
+    Question,
+    RaterLabel,
+)
 
 # Rows a write must add before the tables are analysed again: ANALYZE reads a sample of
 # each table (a fraction of a second at 100k claims), which small writes do not need.
 AFTER_ROWS = 5000
-TABLES = (Answer, Passage, Claim, ClaimCheck, Question, Assignment, AuditSheet)
+# Every table a restore fills and an export reads a chunk at a time: without statistics,
+# PostgreSQL expected each chunk's `claim_id IN (...)` to match the whole table and read
+# citations, gold and gold's sheets in full for every chunk.
+TABLES = (
+    Answer,
+    Passage,
+    Claim,
+    Claim.citations.through,
+    ClaimCheck,
+    Question,
+    Assignment,
+    AuditSheet,
+    Adjudication,
+    Adjudication.sheets.through,
+    RaterLabel,
+)
 
 
 def planner_statistics_refresh(*, rows: int) -> bool:

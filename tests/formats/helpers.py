@@ -38,3 +38,40 @@ def native_line(**overrides: Any) -> dict[str, Any]:
         else:
             record[key] = value
     return record
+
+
+CITEAUDIT_V1 = ROOT / "fixtures" / "citeaudit" / "export-v1.jsonl"
+# The claim fields of a version 1 line for an answer without claims.
+_V1_NO_CLAIM = {
+    "claim": None,
+    "assigned": [],
+    "machine_check": None,
+    "sheets": [],
+    "rater_labels": [],
+    "gold_source": "unresolved",
+    "gold": None,
+}
+
+
+def as_citeaudit_v1(data: bytes) -> bytes:
+    """A version 2 citeaudit export rewritten as version 1 wrote it: one line per claim,
+    each repeating its answer's question, answer and passages (fixtures/citeaudit holds a
+    file that version 1's writer made, which the tests compare this with)."""
+    answers: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    for raw in data.decode().splitlines():
+        record = json.loads(raw)
+        kind = record.pop("record")
+        record["citeaudit"] = 1
+        if kind == "answer":
+            answers.append((record, []))
+        else:
+            del record["citeaudit"], record["answer_hash"]
+            answers[-1][1].append(record)
+    text = "".join(
+        json.dumps(answer | claim, ensure_ascii=False) + "\n"
+        for answer, claims in answers
+        for claim in claims or [_V1_NO_CLAIM]
+    )
+    for char in ("\u2028", "\u2029", "\x85"):
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text.encode()

@@ -111,11 +111,11 @@ def test_expertqa_refuses_nan():
 
 def test_citeaudit_export_refuses_nan_score():
     lines = _file_lines()
-    lines[0]["machine_check"]["best_score"] = float("nan")
+    lines[1]["machine_check"]["best_score"] = float("nan")
 
     message = _error(jsonl(*lines), "set.jsonl")
 
-    assert message.startswith("set.jsonl: line 1: best_score: NaN is not a number JSON allows")
+    assert message.startswith("set.jsonl: line 2: best_score: NaN is not a number JSON allows")
 
 
 def test_verdicts_refuse_nan():

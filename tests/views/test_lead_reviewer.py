@@ -94,7 +94,7 @@ def test_exports_hold_only_the_leads_own_sheet_of_a_claim_they_review(client_for
     lines = {
         line["claim"]["db_id"]: line
         for line in map(json.loads, export("jsonl").splitlines())
-        if line["claim"]
+        if line["record"] == "claim"
     }
     sheets = json.loads(export("audit-sheets"))
     others = {fmt: export(fmt) for fmt in ("csv", "evidence")}
@@ -122,7 +122,9 @@ def test_exports_for_a_lead_who_does_not_review_the_claim_hold_every_sheet(
 
     lines = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
     blind = next(
-        line for line in lines if line["claim"] and line["claim"]["db_id"] == claims["blind"].pk
+        line
+        for line in lines
+        if line["record"] == "claim" and line["claim"]["db_id"] == claims["blind"].pk
     )
     assert [s["reviewer"] for s in blind["sheets"]] == ["rev_a", "rev_b"]
 
