@@ -427,6 +427,7 @@ def test_jsonl_line_holds_the_claim_its_sheets_and_gold(reviewed, lead):
         "citations": [1, 2],
         "cited_unknown": [],
         "is_uncited": False,
+        "answers_question": False,
         "split_by": None,
         "split_at": None,
     }

@@ -88,6 +88,7 @@ _CLAIM_FIELDS = (
     "citations",
     "cited_unknown",
     "is_uncited",
+    "answers_question",
     "split_by",
     "split_at",
 )
@@ -131,7 +132,8 @@ _GOLD_FIELDS = (
 )
 _LABEL_FIELDS = ("rater", "kind", "judgment", "raw_label", "verification_worthy", "note")
 # Fields a file may leave out: the database id, and judgment flags added after it was
-# exported (they take their default).
+# exported (they take their default), among them "answers_question", which a claim also
+# carries (a lead's mark).
 _OPTIONAL = frozenset({"db_id", *(flag.name for flag in judgments.FLAGS[1:])})
 
 # The database's column limits: a longer value is refused here rather than cut there.
@@ -448,6 +450,10 @@ def _claim(obj: dict[str, Any], where: Where, answer: labelled.Answer) -> labell
         citations=citations,
         cited_unknown=cited_unknown,
         is_uncited=_bool(claim, "is_uncited", where, "claim"),
+        # A lead's mark, added after version 1: false when the file has none.
+        answers_question=_bool(claim, "answers_question", where, "claim")
+        if "answers_question" in claim
+        else False,
         split_by=_optional_username(claim, "split_by", where, "claim"),
         split_at=_optional_datetime(claim, "split_at", where, "claim"),
         assigned=assigned,

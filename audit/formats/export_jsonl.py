@@ -97,6 +97,7 @@ def _claim_json(claim: labelled.Claim) -> dict[str, Any]:
             "citations": list(claim.citations),
             "cited_unknown": list(claim.cited_unknown),
             "is_uncited": claim.is_uncited,
+            "answers_question": claim.answers_question,
             "split_by": claim.split_by,
             "split_at": iso(claim.split_at),
         },

@@ -122,6 +122,7 @@ class Claim:
     citations: tuple[int, ...]
     cited_unknown: tuple[int, ...]
     is_uncited: bool
+    answers_question: bool = False
     split_by: str | None = None
     split_at: datetime | None = None
     assigned: tuple[str, ...] = ()

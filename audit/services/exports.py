@@ -48,6 +48,7 @@ _CLAIM_FIELDS = (
     "location",
     "cited_unknown",
     "is_uncited",
+    "answers_question",
     "split_by__username",
     "split_at",
 )
@@ -390,6 +391,7 @@ def _answers(
                 citations=tuple(sorted(citations[pk])),
                 cited_unknown=tuple(c["cited_unknown"]),
                 is_uncited=c["is_uncited"],
+                answers_question=c["answers_question"],
                 split_by=c["split_by__username"],
                 split_at=c["split_at"],
                 assigned=tuple(sorted(assigned[pk])),

@@ -127,6 +127,7 @@ def restore_chunk(
                     location=c.location,
                     cited_unknown=list(c.cited_unknown),
                     is_uncited=c.is_uncited,
+                    answers_question=c.answers_question,
                     split_by_id=users[c.split_by] if c.split_by else None,
                     split_at=c.split_at,
                 )

@@ -66,8 +66,9 @@ def as_citeaudit_v1(data: bytes) -> bytes:
             answers.append((record, []))
         else:
             del record["citeaudit"], record["answer_hash"]
-            # Version 1 was replaced before judgments gained "answers the question".
-            for judged in [*record.get("sheets", []), record.get("gold") or {}]:
+            # Version 1 was replaced before claims and judgments gained "answers the
+            # question".
+            for judged in [record["claim"], *record.get("sheets", []), record.get("gold") or {}]:
                 judged.pop("answers_question", None)
             answers[-1][1].append(record)
     text = "".join(

@@ -498,7 +498,8 @@ _DROP = object()
             "claim.colour",
             "red",
             "claim.colour: unknown field (known fields: db_id, order, parent_order, "
-            "text, start, end, location, citations, cited_unknown, is_uncited, split_by, "
+            "text, start, end, location, citations, cited_unknown, is_uncited, "
+            "answers_question, split_by, "
             "split_at)",
         ),
         (
