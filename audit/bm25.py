@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 # ---------------------------------------------------------------------------- analyzer
@@ -65,6 +66,29 @@ def terms(folded: str) -> list[str]:
     return [stem(w) for w in TERM.findall(folded) if w not in STOP_WORDS]
 
 
+# Characters that never belong to a term (not \w), often stuck to the ends of a word.
+_EDGE_PUNCTUATION = ".,;:!?\"'()[]"
+
+
+def fast_terms(folded: str) -> list[str]:
+    r"""terms(folded), the same list, at about half the cost on prose.
+
+    Most whitespace-separated words are letters only, perhaps with punctuation at their
+    ends: such a word is exactly one TERM match (letters are \w and not digits, and the
+    stripped characters are not \w), so the regex runs only on the rest.
+    """
+    found = []
+    for word in folded.split():
+        if not word.isalpha():
+            word = word.strip(_EDGE_PUNCTUATION)
+            if not word.isalpha():
+                found.extend(stem(w) for w in TERM.findall(word) if w not in STOP_WORDS)
+                continue
+        if word not in STOP_WORDS:
+            found.append(stem(word))
+    return found
+
+
 # ---------------------------------------------------------------------------- index
 
 
@@ -72,30 +96,36 @@ def terms(folded: str) -> list[str]:
 class SentenceIndex:
     """Inverted index of one passage: sentences are the documents.
 
-    Compared by identity: it is a cache attached to a prepared passage.
+    Compared by identity: it is a cache attached to a prepared passage. Only the sentence
+    of each occurrence is recorded when it is built; (sentence, tf) postings are counted
+    for the few terms a claim asks about, since most passages of an import are queried
+    by one claim and most of their terms never.
     """
 
-    postings: dict[str, list[tuple[int, int]]]  # term -> [(sentence, tf), ...]
+    occurrences: dict[str, list[int]]  # term -> sentence of each occurrence, ascending
     lengths: tuple[int, ...]  # terms per sentence, stop words excluded
+    _postings: dict[str, list[tuple[int, int]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @property
     def size(self) -> int:
         return len(self.lengths)
 
+    def postings(self, term: str) -> list[tuple[int, int]]:
+        """(sentence, tf) of every sentence containing term, ascending."""
+        found = self._postings.get(term)
+        if found is None:
+            found = self._postings[term] = list(Counter(self.occurrences.get(term, ())).items())
+        return found
+
 
 def build_index(sentence_terms: Sequence[Sequence[str]]) -> SentenceIndex:
-    postings: dict[str, list[tuple[int, int]]] = {}
+    occurrences: dict[str, list[int]] = {}
     for i, terms in enumerate(sentence_terms):
-        counts: dict[str, int] = {}
         for term in terms:
-            counts[term] = counts.get(term, 0) + 1
-        for term, tf in counts.items():
-            bucket = postings.get(term)
-            if bucket is None:
-                postings[term] = [(i, tf)]
-            else:
-                bucket.append((i, tf))
-    return SentenceIndex(postings=postings, lengths=tuple(len(t) for t in sentence_terms))
+            occurrences.setdefault(term, []).append(i)
+    return SentenceIndex(occurrences=occurrences, lengths=tuple(len(t) for t in sentence_terms))
 
 
 def pooled_idf(terms: Sequence[str], indexes: Sequence[SentenceIndex]) -> dict[str, float]:
@@ -107,7 +137,7 @@ def pooled_idf(terms: Sequence[str], indexes: Sequence[SentenceIndex]) -> dict[s
     n = sum(index.size for index in indexes)
     idf: dict[str, float] = {}
     for term in terms:
-        df = sum(len(index.postings.get(term, ())) for index in indexes)
+        df = sum(len(index.postings(term)) for index in indexes)
         idf[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
     return idf
 
@@ -131,7 +161,7 @@ def bm25_scores(
     lengths = index.lengths
     for bit, (term, weight) in enumerate(idf.items()):
         flag = 1 << bit
-        for sentence, tf in index.postings.get(term, ()):
+        for sentence, tf in index.postings(term):
             norm = k1 * (1.0 - b + b * lengths[sentence] / avgdl)
             scores[sentence] = scores.get(sentence, 0.0) + weight * tf * (k1 + 1.0) / (tf + norm)
             masks[sentence] = masks.get(sentence, 0) | flag
