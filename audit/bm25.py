@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -116,7 +115,15 @@ class SentenceIndex:
         """(sentence, tf) of every sentence containing term, ascending."""
         found = self._postings.get(term)
         if found is None:
-            found = self._postings[term] = list(Counter(self.occurrences.get(term, ())).items())
+            sentences = self.occurrences.get(term, ())
+            if len(sentences) <= 1:
+                found = [(sentences[0], 1)] if sentences else []
+            else:
+                counts: dict[int, int] = {}
+                for sentence in sentences:
+                    counts[sentence] = counts.get(sentence, 0) + 1
+                found = list(counts.items())
+            self._postings[term] = found
         return found
 
 

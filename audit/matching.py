@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from rapidfuzz import fuzz
 
@@ -353,8 +353,8 @@ def _query(claim: str) -> _Query:
     return _Query(folded=folded, terms=tuple(dict.fromkeys(terms(folded))))
 
 
-@dataclass(frozen=True)
-class _Scored:
+class _Scored(NamedTuple):
+    # A tuple, not a dataclass: a ranking builds one per sentence hit, for every claim.
     passage: int
     sentence: int
     score: float  # own ranking score, 0..1
@@ -400,7 +400,7 @@ def _score_sentences(
     total = sum(idf.values())
     avgdl = sum(sum(index.lengths) for index in indexes) / sentence_count
     term_weights = tuple(w / total for w in idf.values())
-    weight_of = _mask_weigher(term_weights)
+    weight_of = _mask_weigher(term_weights) if weights.coverage else None
     term_count = len(idf)
     lexical: list[tuple[float, int, int, float, int]] = []
     for p, index in enumerate(indexes):
@@ -410,14 +410,18 @@ def _score_sentences(
             before, after = mask | masks.get(s - 1, 0), mask | masks.get(s + 1, 0)
             support = max(before.bit_count(), after.bit_count()) / term_count
             value = weights.bm25 * min(1.0, raw / total)
-            if weights.coverage:
+            if weight_of:
                 # Added only when weighted: x + 0.0 is x for these non-negative scores.
                 value += weights.coverage * weight_of(mask)
             lexical.append((value, p, s, support, mask))
     lexical.sort(key=lambda item: (-item[0], item[1], item[2]))
-    scored: list[_Scored] = []
+    if not weights.fuzz:
+        # Scores stay as sorted, and (passage, sentence) never ties: no second sort.
+        scored = [_Scored(p, s, value, support, mask) for value, p, s, support, mask in lexical]
+        return _Ranking(scored=scored, term_weights=term_weights)
+    scored = []
     for rank, (value, p, s, support, mask) in enumerate(lexical):
-        if weights.fuzz and rank < weights.candidates:
+        if rank < weights.candidates:
             sentence = passages[p].sentence(s)
             value += weights.fuzz * fuzz.token_set_ratio(query.folded, sentence) / 100
         scored.append(_Scored(passage=p, sentence=s, score=value, support=support, mask=mask))
