@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -65,26 +65,20 @@ def terms(folded: str) -> list[str]:
     return [stem(w) for w in TERM.findall(folded) if w not in STOP_WORDS]
 
 
-# Characters that never belong to a term (not \w), often stuck to the ends of a word.
-_EDGE_PUNCTUATION = ".,;:!?\"'()[]"
+# Terms of each whitespace-separated word seen, for sentence_index: an import's passages
+# share most of their words, so each word is analysed about once. Cleared when full,
+# like stem's cache.
+_WORD_TERMS: dict[str, tuple[str, ...]] = {}
+_WORD_TERMS_LIMIT = 200_000
 
 
-def fast_terms(folded: str) -> list[str]:
-    r"""terms(folded), the same list, at about half the cost on prose.
-
-    Most whitespace-separated words are letters only, perhaps with punctuation at their
-    ends: such a word is exactly one TERM match (letters are \w and not digits, and the
-    stripped characters are not \w), so the regex runs only on the rest.
-    """
-    found = []
-    for word in folded.split():
-        if not word.isalpha():
-            word = word.strip(_EDGE_PUNCTUATION)
-            if not word.isalpha():
-                found.extend(stem(w) for w in TERM.findall(word) if w not in STOP_WORDS)
-                continue
-        if word not in STOP_WORDS:
-            found.append(stem(word))
+def word_terms(word: str) -> tuple[str, ...]:
+    """terms(word) of one case-folded word without whitespace, remembered."""
+    found = _WORD_TERMS.get(word)
+    if found is None:
+        if len(_WORD_TERMS) >= _WORD_TERMS_LIMIT:
+            _WORD_TERMS.clear()
+        found = _WORD_TERMS[word] = tuple(terms(word))
     return found
 
 
@@ -125,6 +119,27 @@ class SentenceIndex:
                 found = list(counts.items())
             self._postings[term] = found
         return found
+
+
+def sentence_index(sentences: Iterable[str]) -> SentenceIndex:
+    """build_index of the terms of these case-folded sentences.
+
+    A term never holds whitespace, so a sentence's terms are those of its words in turn.
+    """
+    occurrences: dict[str, list[int]] = {}
+    lengths = []
+    known = _WORD_TERMS
+    for i, sentence in enumerate(sentences):
+        length = 0
+        for word in sentence.split():
+            found = known.get(word)
+            if found is None:
+                found = word_terms(word)
+            for term in found:
+                occurrences.setdefault(term, []).append(i)
+            length += len(found)
+        lengths.append(length)
+    return SentenceIndex(occurrences=occurrences, lengths=tuple(lengths))
 
 
 def build_index(sentence_terms: Sequence[Sequence[str]]) -> SentenceIndex:

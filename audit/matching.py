@@ -16,9 +16,8 @@ from rapidfuzz import fuzz
 from audit.bm25 import (
     SentenceIndex,
     bm25_scores,
-    build_index,
-    fast_terms,
     pooled_idf,
+    sentence_index,
     terms,
 )
 from audit.sentences import sentence_spans
@@ -256,8 +255,8 @@ class PreparedPassage:
         if len(lowered) == len(text):
             # Terms ignore quotes, dashes and spacing, so case folding the whole text once
             # is enough, and the sentence offsets still apply to it.
-            return build_index([fast_terms(lowered[start:end]) for start, end in spans])
-        return build_index([fast_terms(text[start:end].casefold()) for start, end in spans])
+            return sentence_index(lowered[start:end] for start, end in spans)
+        return sentence_index(text[start:end].casefold() for start, end in spans)
 
     @cached_property
     def folded(self) -> str:

@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.bm25 import build_index, fast_terms, terms
+from audit.bm25 import build_index, sentence_index, terms
 
 # Letters, digits and the punctuation that sticks to words, plus characters where \w and
 # str.isalpha() part ways: superscript digits and numerals (\w, not letters, not \d),
@@ -15,11 +15,15 @@ _CHARS = st.sampled_from(
 
 
 @settings(max_examples=500)
-@given(st.text(alphabet=_CHARS, max_size=200))
-def test_fast_terms_are_the_regex_terms(text):
-    folded = text.casefold()
+@given(st.lists(st.text(alphabet=_CHARS, max_size=120), max_size=6))
+def test_sentence_index_is_the_index_of_each_sentence_s_regex_terms(texts):
+    sentences = [text.casefold() for text in texts]
+    expected = build_index([terms(sentence) for sentence in sentences])
 
-    assert fast_terms(folded) == terms(folded)
+    index = sentence_index(sentences)
+
+    assert index.occurrences == expected.occurrences
+    assert index.lengths == expected.lengths
 
 
 @settings(max_examples=300)
