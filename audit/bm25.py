@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 # ---------------------------------------------------------------------------- analyzer
@@ -65,6 +65,23 @@ def terms(folded: str) -> list[str]:
     return [stem(w) for w in TERM.findall(folded) if w not in STOP_WORDS]
 
 
+# Terms of each whitespace-separated word seen, for sentence_index: an import's passages
+# share most of their words, so each word is analysed about once. Cleared when full,
+# like stem's cache.
+_WORD_TERMS: dict[str, tuple[str, ...]] = {}
+_WORD_TERMS_LIMIT = 200_000
+
+
+def word_terms(word: str) -> tuple[str, ...]:
+    """terms(word) of one case-folded word without whitespace, remembered."""
+    found = _WORD_TERMS.get(word)
+    if found is None:
+        if len(_WORD_TERMS) >= _WORD_TERMS_LIMIT:
+            _WORD_TERMS.clear()
+        found = _WORD_TERMS[word] = tuple(terms(word))
+    return found
+
+
 # ---------------------------------------------------------------------------- index
 
 
@@ -72,30 +89,65 @@ def terms(folded: str) -> list[str]:
 class SentenceIndex:
     """Inverted index of one passage: sentences are the documents.
 
-    Compared by identity: it is a cache attached to a prepared passage.
+    Compared by identity: it is a cache attached to a prepared passage. Only the sentence
+    of each occurrence is recorded when it is built; (sentence, tf) postings are counted
+    for the few terms a claim asks about, since most passages of an import are queried
+    by one claim and most of their terms never.
     """
 
-    postings: dict[str, list[tuple[int, int]]]  # term -> [(sentence, tf), ...]
+    occurrences: dict[str, list[int]]  # term -> sentence of each occurrence, ascending
     lengths: tuple[int, ...]  # terms per sentence, stop words excluded
+    _postings: dict[str, list[tuple[int, int]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @property
     def size(self) -> int:
         return len(self.lengths)
 
+    def postings(self, term: str) -> list[tuple[int, int]]:
+        """(sentence, tf) of every sentence containing term, ascending."""
+        found = self._postings.get(term)
+        if found is None:
+            sentences = self.occurrences.get(term, ())
+            if len(sentences) <= 1:
+                found = [(sentences[0], 1)] if sentences else []
+            else:
+                counts: dict[int, int] = {}
+                for sentence in sentences:
+                    counts[sentence] = counts.get(sentence, 0) + 1
+                found = list(counts.items())
+            self._postings[term] = found
+        return found
+
+
+def sentence_index(sentences: Iterable[str]) -> SentenceIndex:
+    """build_index of the terms of these case-folded sentences.
+
+    A term never holds whitespace, so a sentence's terms are those of its words in turn.
+    """
+    occurrences: dict[str, list[int]] = {}
+    lengths = []
+    known = _WORD_TERMS
+    for i, sentence in enumerate(sentences):
+        length = 0
+        for word in sentence.split():
+            found = known.get(word)
+            if found is None:
+                found = word_terms(word)
+            for term in found:
+                occurrences.setdefault(term, []).append(i)
+            length += len(found)
+        lengths.append(length)
+    return SentenceIndex(occurrences=occurrences, lengths=tuple(lengths))
+
 
 def build_index(sentence_terms: Sequence[Sequence[str]]) -> SentenceIndex:
-    postings: dict[str, list[tuple[int, int]]] = {}
+    occurrences: dict[str, list[int]] = {}
     for i, terms in enumerate(sentence_terms):
-        counts: dict[str, int] = {}
         for term in terms:
-            counts[term] = counts.get(term, 0) + 1
-        for term, tf in counts.items():
-            bucket = postings.get(term)
-            if bucket is None:
-                postings[term] = [(i, tf)]
-            else:
-                bucket.append((i, tf))
-    return SentenceIndex(postings=postings, lengths=tuple(len(t) for t in sentence_terms))
+            occurrences.setdefault(term, []).append(i)
+    return SentenceIndex(occurrences=occurrences, lengths=tuple(len(t) for t in sentence_terms))
 
 
 def pooled_idf(terms: Sequence[str], indexes: Sequence[SentenceIndex]) -> dict[str, float]:
@@ -107,7 +159,7 @@ def pooled_idf(terms: Sequence[str], indexes: Sequence[SentenceIndex]) -> dict[s
     n = sum(index.size for index in indexes)
     idf: dict[str, float] = {}
     for term in terms:
-        df = sum(len(index.postings.get(term, ())) for index in indexes)
+        df = sum(len(index.postings(term)) for index in indexes)
         idf[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
     return idf
 
@@ -131,7 +183,7 @@ def bm25_scores(
     lengths = index.lengths
     for bit, (term, weight) in enumerate(idf.items()):
         flag = 1 << bit
-        for sentence, tf in index.postings.get(term, ()):
+        for sentence, tf in index.postings(term):
             norm = k1 * (1.0 - b + b * lengths[sentence] / avgdl)
             scores[sentence] = scores.get(sentence, 0.0) + weight * tf * (k1 + 1.0) / (tf + norm)
             masks[sentence] = masks.get(sentence, 0) | flag

@@ -9,18 +9,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from rapidfuzz import fuzz
 
 from audit.bm25 import (
-    STOP_WORDS,
-    TERM,
     SentenceIndex,
     bm25_scores,
-    build_index,
     pooled_idf,
-    stem,
+    sentence_index,
     terms,
 )
 from audit.sentences import sentence_spans
@@ -234,14 +231,32 @@ def _evidence_numbers(evidence: Sequence[str | PreparedPassage]) -> frozenset[st
 class PreparedPassage:
     """A passage split, folded and indexed once, to be checked against many claims.
 
-    Compared by identity: it is a cache of work done on `text`. What only quote checks
-    need is computed on first use and kept.
+    Compared by identity: it is a cache of work done on `text`. Each part is computed on
+    first use and kept: an uncited passage is often never looked at (see _wrong_citation),
+    and an import prepares three passages for every claim it checks.
     """
 
     text: str
-    spans: tuple[tuple[int, int], ...]  # sentence offsets into text
-    numbers: frozenset[str]  # number tokens, citation markers removed
-    index: SentenceIndex
+
+    @cached_property
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        """Sentence offsets into text."""
+        return tuple(sentence_spans(self.text))
+
+    @cached_property
+    def numbers(self) -> frozenset[str]:
+        """Number tokens, citation markers removed."""
+        return frozenset(_number_tokens(self.text))
+
+    @cached_property
+    def index(self) -> SentenceIndex:
+        text, spans = self.text, self.spans
+        lowered = text.casefold()
+        if len(lowered) == len(text):
+            # Terms ignore quotes, dashes and spacing, so case folding the whole text once
+            # is enough, and the sentence offsets still apply to it.
+            return sentence_index(lowered[start:end] for start, end in spans)
+        return sentence_index(text[start:end].casefold() for start, end in spans)
 
     @cached_property
     def folded(self) -> str:
@@ -262,21 +277,8 @@ class PreparedPassage:
 
 
 def prepare_passage(text: str) -> PreparedPassage:
-    text = text or ""
-    spans = tuple(sentence_spans(text))
-    lowered = text.casefold()
-    if len(lowered) == len(text):
-        # Terms ignore quotes, dashes and spacing, so case folding the whole text once is
-        # enough, and the sentence offsets still apply to it.
-        raw = [TERM.findall(lowered, start, end) for start, end in spans]
-    else:
-        raw = [TERM.findall(text[start:end].casefold()) for start, end in spans]
-    return PreparedPassage(
-        text=text,
-        spans=spans,
-        numbers=frozenset(_number_tokens(text)),
-        index=build_index([[stem(w) for w in words if w not in STOP_WORDS] for words in raw]),
-    )
+    """text ready to be checked against many claims; the work is done as checks need it."""
+    return PreparedPassage(text=text or "")
 
 
 def _prepared(passages: Sequence[str | PreparedPassage]) -> list[PreparedPassage]:
@@ -350,8 +352,8 @@ def _query(claim: str) -> _Query:
     return _Query(folded=folded, terms=tuple(dict.fromkeys(terms(folded))))
 
 
-@dataclass(frozen=True)
-class _Scored:
+class _Scored(NamedTuple):
+    # A tuple, not a dataclass: a ranking builds one per sentence hit, for every claim.
     passage: int
     sentence: int
     score: float  # own ranking score, 0..1
@@ -397,7 +399,7 @@ def _score_sentences(
     total = sum(idf.values())
     avgdl = sum(sum(index.lengths) for index in indexes) / sentence_count
     term_weights = tuple(w / total for w in idf.values())
-    weight_of = _mask_weigher(term_weights)
+    weight_of = _mask_weigher(term_weights) if weights.coverage else None
     term_count = len(idf)
     lexical: list[tuple[float, int, int, float, int]] = []
     for p, index in enumerate(indexes):
@@ -406,12 +408,19 @@ def _score_sentences(
             mask = masks[s]
             before, after = mask | masks.get(s - 1, 0), mask | masks.get(s + 1, 0)
             support = max(before.bit_count(), after.bit_count()) / term_count
-            value = weights.bm25 * min(1.0, raw / total) + weights.coverage * weight_of(mask)
+            value = weights.bm25 * min(1.0, raw / total)
+            if weight_of:
+                # Added only when weighted: x + 0.0 is x for these non-negative scores.
+                value += weights.coverage * weight_of(mask)
             lexical.append((value, p, s, support, mask))
     lexical.sort(key=lambda item: (-item[0], item[1], item[2]))
-    scored: list[_Scored] = []
+    if not weights.fuzz:
+        # Scores stay as sorted, and (passage, sentence) never ties: no second sort.
+        scored = [_Scored(p, s, value, support, mask) for value, p, s, support, mask in lexical]
+        return _Ranking(scored=scored, term_weights=term_weights)
+    scored = []
     for rank, (value, p, s, support, mask) in enumerate(lexical):
-        if weights.fuzz and rank < weights.candidates:
+        if rank < weights.candidates:
             sentence = passages[p].sentence(s)
             value += weights.fuzz * fuzz.token_set_ratio(query.folded, sentence) / 100
         scored.append(_Scored(passage=p, sentence=s, score=value, support=support, mask=mask))
@@ -536,16 +545,28 @@ def find_wrong_citation(
 
 
 def _wrong_citation(
-    query: _Query, cited: Sequence[PreparedPassage], uncited: Sequence[PreparedPassage]
+    query: _Query,
+    cited: Sequence[PreparedPassage],
+    uncited: Sequence[PreparedPassage],
+    best_cited: float | None = None,
 ) -> Highlight | None:
+    """best_cited, when given, is _best_support(query, cited) (check_claim has it from its
+    ranking: the highest support of the cited sentences)."""
     if not uncited:
         return None
     # Whether an uncited sentence wins depends only on supports, which need no word
     # statistics: most claims are settled here, without scoring every passage again.
+    if best_cited is None:
+        best_cited = _best_support(query, cited)
+    # No support exceeds 1 (all claim terms) and a - b never shrinks as a grows, so when
+    # even a full support would not clear the margin the uncited passages are not read:
+    # when a claim is well supported where it cites, they are not even split.
+    if 1.0 - best_cited < WRONG_CITATION_MARGIN:
+        return None
     best_uncited = _best_support(query, uncited)
     if best_uncited < LIKELY_MIN_SCORE:
         return None
-    if best_uncited - _best_support(query, cited) < WRONG_CITATION_MARGIN:
+    if best_uncited - best_cited < WRONG_CITATION_MARGIN:
         return None
     return _wrong_citation_scored(query, cited, uncited)
 
@@ -557,10 +578,10 @@ def _best_support(query: _Query, passages: Sequence[PreparedPassage]) -> float:
     best = 0
     for passage in passages:
         masks: dict[int, int] = {}
-        postings = passage.index.postings
+        index = passage.index
         for bit, term in enumerate(query.terms):
             flag = 1 << bit
-            for sentence, _ in postings.get(term, ()):
+            for sentence, _ in index.postings(term):
                 masks[sentence] = masks.get(sentence, 0) | flag
         for s, mask in masks.items():
             before, after = mask | masks.get(s - 1, 0), mask | masks.get(s + 1, 0)
@@ -651,7 +672,8 @@ def check_claim(
     highlights = tuple(
         _highlight(i, cited_prepared, i.passage) for i in _select(ranking, cited_prepared, k)
     )
-    best_score = round(max((i.support for i in ranking.scored), default=0.0), 4)
+    best_support = max((i.support for i in ranking.scored), default=0.0)
+    best_score = round(best_support, 4)
     available = _evidence_numbers(cited_prepared)
     numbers = tuple((n, n in available) for n in _number_tokens(claim))
     ungrounded = tuple(dict.fromkeys(n for n, grounded in numbers if not grounded))
@@ -666,7 +688,7 @@ def check_claim(
         best_score=best_score,
         numbers=numbers,
         ungrounded=ungrounded,
-        wrong_citation=_wrong_citation(query, cited_prepared, uncited_prepared),
+        wrong_citation=_wrong_citation(query, cited_prepared, uncited_prepared, best_support),
     )
 
 

@@ -570,3 +570,30 @@ def test_wrong_citation_quick_exits_agree_with_scoring_every_sentence(claim, cit
     assert _wrong_citation(query, cited_prepared, uncited_prepared) == _wrong_citation_scored(
         query, cited_prepared, uncited_prepared
     )
+
+
+@settings(max_examples=300)
+@given(
+    claim=st.lists(st.sampled_from(_WORDS), min_size=0, max_size=8).map(" ".join),
+    cited=st.lists(_PASSAGE_TEXT, min_size=0, max_size=3),
+    uncited=st.lists(_PASSAGE_TEXT, min_size=0, max_size=3),
+)
+def test_check_claim_finds_the_wrong_citation_that_scoring_every_sentence_finds(
+    claim, cited, uncited
+):
+    # check_claim hands its ranking's best support to the search, which may then never
+    # read the uncited passages.
+    expected = _wrong_citation_scored(
+        _query(claim), [prepare_passage(p) for p in cited], [prepare_passage(p) for p in uncited]
+    )
+
+    assert check_claim(claim, cited, uncited).wrong_citation == expected
+
+
+def test_an_uncited_passage_is_not_split_when_the_cited_one_states_the_claim():
+    cited, uncited = prepare_passage(PASSAGE), prepare_passage("Salary is paid monthly.")
+
+    check_claim("Headcount grew to 1,204 employees [1].", [cited], [uncited])
+
+    assert "spans" not in vars(uncited)
+    assert "index" not in vars(uncited)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.urls import reverse
 
-from audit import selectors
+from audit import selectors, services
 from audit.judgments import SUPPORTED
 from audit.metrics import release_flags
 from audit.models import ReleaseFact, ReleaseTally
@@ -81,3 +82,23 @@ def _tallies(audit_set) -> list:
             "system", "key", "claims"
         )
     )
+
+
+def test_a_new_claim_s_inserted_fact_is_the_row_an_update_writes(handmade):
+    # An import inserts its new claims' facts; claims_changed over claims that have facts
+    # updates them in place. Both must store the same columns, the topics' JSON text too.
+    def raw() -> list[tuple]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT * FROM {ReleaseFact._meta.db_table} WHERE audit_set_id = %s "
+                "ORDER BY claim_id",
+                [handmade.pk],
+            )
+            return cursor.fetchall()
+
+    inserted = raw(), _tallies(handmade)
+
+    services.set_changed(audit_set_id=handmade.pk)
+
+    assert (raw(), _tallies(handmade)) == inserted
+    assert len(inserted[0]) > 0

@@ -515,7 +515,8 @@ def expect_text(
     if "\x00" in value:
         # PostgreSQL text columns cannot store NUL, so refuse it here with a place attached.
         raise where.error(field, "contains a NUL character (\\u0000)")
-    if _SURROGATE.search(value):
+    # isascii() reads a flag CPython keeps on every string: most texts skip the search.
+    if not value.isascii() and _SURROGATE.search(value):
         raise where.error(field, "contains an unpaired surrogate escape (\\ud800-\\udfff)")
     if not allow_empty and not value.strip():
         raise where.error(field, "must not be empty")
@@ -530,7 +531,7 @@ def too_long(value: str, limit: int) -> str:
 
 def is_clean_text(value: str) -> bool:
     """True when the string can be stored as text (no NUL, no unpaired surrogate)."""
-    return "\x00" not in value and not _SURROGATE.search(value)
+    return "\x00" not in value and (value.isascii() or not _SURROGATE.search(value))
 
 
 def check_clean_json(value: Any, where: Where, field: str) -> None:

@@ -22,6 +22,7 @@ from django.db.models.functions import Coalesce
 from audit import selectors
 from audit.metrics import RELEASE_FLAGS, ReleaseFlags, release_flags
 from audit.models import Claim, ReleaseFact, ReleaseTally
+from audit.services import bulk
 
 # Keeps `pk IN (...)` lists far below every database's parameter limit.
 CHUNK = 2000
@@ -55,25 +56,52 @@ def release_facts_refresh(*, audit_set_id: int, claim_ids: Iterable[int]) -> int
     ordered = sorted(tops)
     for start in range(0, len(ordered), CHUNK):
         chunk = ordered[start : start + CHUNK]
-        moved.subtract(_keys(ReleaseFact.objects.filter(claim_id__in=chunk)))
+        old = ReleaseFact.objects.filter(claim_id__in=chunk).values(
+            "claim_id", "system", "topics", *RELEASE_FLAGS
+        )
+        had: set[int] = set()
+        for row in old:
+            had.add(row["claim_id"])
+            moved[(row["system"], ReleaseFlags.from_row(row))] -= 1
         rows = []
+        new_rows = []
         for label in selectors.top_claim_labels(claim_ids=chunk):
             flags = release_flags(label)
             moved[(label.system, flags)] += 1
-            rows.append(
-                ReleaseFact(
-                    claim_id=label.claim_id,
-                    audit_set_id=audit_set_id,
-                    system=label.system,
-                    **flags.columns(),
+            if label.claim_id in had:
+                rows.append(
+                    ReleaseFact(
+                        claim_id=label.claim_id,
+                        audit_set_id=audit_set_id,
+                        system=label.system,
+                        **flags.columns(),
+                    )
                 )
-            )
+            else:
+                columns = flags.columns()
+                new_rows.append(
+                    (
+                        label.claim_id,
+                        audit_set_id,
+                        label.system,
+                        json.dumps(columns.pop("topics")),
+                        *columns.values(),
+                    )
+                )
         ReleaseFact.objects.bulk_create(
             rows,
             batch_size=500,
             update_conflicts=True,
             unique_fields=["claim"],
             update_fields=["audit_set", "system", "topics", *RELEASE_FLAGS],
+        )
+        # A claim without a fact yet (a new claim: every one of an import) is a plain
+        # insert: no model instance, no upsert to compile. The claims are locked, so no
+        # other writer can insert it meanwhile.
+        bulk.insert_rows(
+            ReleaseFact,
+            ("claim_id", "audit_set_id", "system", "topics", *RELEASE_FLAGS),
+            new_rows,
         )
     _tallies_move(audit_set_id, moved)
     return len(tops)
