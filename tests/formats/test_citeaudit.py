@@ -236,8 +236,20 @@ _TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x
 
 
 @settings(max_examples=60)
-@given(notes=_TEXT, title=_TEXT, assertions=st.lists(_TEXT, max_size=3), extra=_TEXT)
-def test_any_text_survives_the_trip(notes, title, assertions, extra):
+@given(
+    notes=_TEXT,
+    title=_TEXT,
+    free=st.lists(_TEXT, max_size=3),
+    span_notes=st.lists(_TEXT, max_size=2),
+    extra=_TEXT,
+)
+def test_any_text_survives_the_trip(notes, title, free, span_notes, extra):
+    # Spans of "The warranty lasts two years.", each with any note, then any free text.
+    spans = [(13, 18, "lasts"), (19, 28, "two years")]
+    assertions = [
+        {"text": text, "start": start, "end": end, "note": note}
+        for (start, end, text), note in zip(spans, span_notes, strict=False)
+    ] + [{"text": text, "start": None, "end": None, "note": ""} for text in free]
     answer = _answer(
         text="The warranty lasts two years [1]. Repairs are free [3]." + extra,
         metadata={"note": extra, extra: [notes]},
@@ -252,6 +264,58 @@ def test_any_text_survives_the_trip(notes, title, assertions, extra):
     )
 
     assert _parsed(_file(answer)) == [answer]
+
+
+def test_unsupported_assertions_written_as_plain_strings_read_as_free_text():
+    def strings(line: dict[str, Any]) -> None:
+        line["sheets"][0]["unsupported_assertions"] = ["lasts", "<b>two</b>"]
+
+    answer = _parsed(_edited(1, strings))[0]
+
+    assert answer.claims[0].sheets[0].unsupported_assertions == [
+        {"text": "lasts", "start": None, "end": None, "note": ""},
+        {"text": "<b>two</b>", "start": None, "end": None, "note": ""},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        (
+            {"text": "lasts", "start": 12, "end": 17, "note": ""},
+            "line 1: sheets[0].unsupported_assertions[0].text: does not match "
+            "answer_statement[12:17]",
+        ),
+        (
+            {"text": "lasts", "start": 13, "end": None, "note": ""},
+            "line 1: sheets[0].unsupported_assertions[0].end: start and end are both null or a "
+            "span, got 13, None",
+        ),
+        (
+            {"text": "lasts", "start": 18, "end": 13, "note": ""},
+            "line 1: sheets[0].unsupported_assertions[0].end: start and end are both null or a "
+            "span, got 18, 13",
+        ),
+        (
+            {"text": "lasts", "start": 13, "end": 18},
+            "line 1: sheets[0].unsupported_assertions[0].note: required field is missing",
+        ),
+        (
+            {"text": "", "start": None, "end": None, "note": ""} | {"colour": "red"},
+            "line 1: sheets[0].unsupported_assertions[0].colour: unknown field (known fields: "
+            "text, start, end, note)",
+        ),
+        (
+            7,
+            "line 1: sheets[0].unsupported_assertions[0]: expected an object, got number",
+        ),
+    ],
+)
+def test_an_unsupported_span_that_does_not_fit_its_statement_is_refused(item, message):
+    def change(line: dict[str, Any]) -> None:
+        line["sheets"][0]["unsupported_assertions"] = [item]
+
+    assert _error(_edited(1, change)) == "set.jsonl: " + message
 
 
 # ------------------------------------------------------------------------------- errors

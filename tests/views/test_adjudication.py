@@ -150,7 +150,8 @@ def test_adjudication_page_shows_the_claim_both_sheets_and_marked_evidence(
         f'<label class="gold-sent ev-a ev-b mh"><input type="checkbox" name="evidence" '
         f'value="{_key(part)}" checked><span class="badge badge-a" title="Reviewer A chose '
         f'this sentence">A</span><span class="badge badge-b" title="Reviewer B chose this '
-        f'sentence">B</span>{PART_TIME}</label>'
+        f'sentence">B</span><span class="pt ev-a ev-b" data-o="{part.start}">{PART_TIME}'
+        "</span></label>"
     ) in body
     assert f'value="{_key(full)}"><span class="badge badge-b"' in body
     assert ctx["values"]["evidence"] == {(part.passage, part.start, part.end)}
@@ -268,7 +269,7 @@ def test_an_edited_version_with_a_flag(client_for, opened, round_, lead):
     assert (gold.source, gold.judgment, gold.unsupported_assertions) == (
         "edited",
         PARTIAL,
-        ["staff"],
+        [{"text": "staff", "start": None, "end": None, "note": ""}],
     )
     assert [e["text"] for e in gold.evidence] == [PART_TIME]
     assert list(GuidelineFlag.objects.values_list("comment", flat=True)) == [
