@@ -1182,6 +1182,93 @@ function spanButton(label, className) {
     if (event.target.name === "evidence") updateCount();
   });
 
+  // Words selected in a passage or in the claim become a ticked choice of gold, beside the
+  // sheets' own: the server merges what overlaps.
+  const claimBox = document.getElementById("claim-statement");
+  const passageBoxes = Array.from(form.querySelectorAll(".adj-passage .passage-text[data-passage]"));
+  const addButton = document.getElementById("add-selection");
+  const selectionText = document.getElementById("selection-text");
+  const parts = document.getElementById("gold-parts");
+  const unsupported = document.getElementById("gold-unsupported");
+
+  function currentSelection() {
+    const inClaim = claimBox ? Spans.selected(claimBox) : null;
+    if (inClaim) return { box: claimBox, claim: true, span: inClaim };
+    for (let i = 0; i < passageBoxes.length; i += 1) {
+      const span = Spans.selected(passageBoxes[i]);
+      if (span) return { box: passageBoxes[i], claim: false, span: span };
+    }
+    return null;
+  }
+
+  function showSelection() {
+    const found = currentSelection();
+    addButton.disabled = !found;
+    selectionText.textContent = found ? "“" + Spans.slice(found.box, found.span[0], found.span[1]) + "”" : "";
+  }
+  document.addEventListener("selectionchange", showSelection);
+
+  function choice(name, value, text, where) {
+    const label = document.createElement("label");
+    label.className = "check";
+    const input = document.createElement("input");
+    input.type = "checkbox";
+    input.name = name;
+    input.value = value;
+    input.checked = true;
+    const quote = document.createElement("q");
+    quote.textContent = text;
+    label.append(input, " " + where + " ", quote);
+    return label;
+  }
+
+  function addSelection() {
+    const found = currentSelection();
+    if (!found) return false;
+    const text = Spans.slice(found.box, found.span[0], found.span[1]);
+    if (found.claim) {
+      const value = JSON.stringify({ start: found.span[0], end: found.span[1], text: text, note: "" });
+      unsupported.insertBefore(choice("unsupported_item", value, text, "yours"), unsupported.querySelector("label[for=id_unsupported_assertions]"));
+    } else {
+      const position = found.box.dataset.passage;
+      parts.hidden = false;
+      parts.append(choice("evidence", position + ":" + found.span[0] + ":" + found.span[1], text, "yours [" + position + "]"));
+      updateCount();
+    }
+    document.getSelection().removeAllRanges();
+    return true;
+  }
+  addButton.addEventListener("mousedown", function (event) {
+    event.preventDefault();
+  });
+  addButton.addEventListener("click", addSelection);
+  document.addEventListener("keydown", function (event) {
+    const t = event.target;
+    if (event.key !== "a" || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+    if (t && (t.isContentEditable || ["TEXTAREA", "SELECT"].indexOf(t.tagName) >= 0 || (t.tagName === "INPUT" && ["checkbox", "radio", "button", "submit"].indexOf(t.type) < 0))) return;
+    if (addSelection()) event.preventDefault();
+  });
+
+  // Dragging across a sentence selects words; it must not also tick the sentence.
+  form.addEventListener(
+    "click",
+    function (event) {
+      const label = event.target.closest ? event.target.closest("label.gold-sent") : null;
+      if (!label) return;
+      const box = label.closest(".passage-text");
+      if (event.detail > 1 || Spans.rawSelected(box)) {
+        event.preventDefault();
+        if (event.detail === 2) {
+          // A double click selects a word: undo what its first click ticked.
+          const input = label.querySelector("input");
+          input.checked = !input.checked;
+          updateCount();
+        }
+      }
+    },
+    true
+  );
+
   const toggle = document.getElementById("show-hints");
   const KEY = "citeaudit.adjudication.showHints";
   try {

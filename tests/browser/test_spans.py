@@ -3,8 +3,6 @@ trimmed sentence, unsupported spans of the claim with a note and an accepted sug
 mouse and by keyboard; a reload mid-edit keeps the draft; the lead sees both sheets' spans
 and where they overlap, and keeps the ones gold needs."""
 
-import json
-
 import pytest
 from playwright.sync_api import expect
 
@@ -240,17 +238,26 @@ def test_lead_sees_both_sheets_spans_and_their_overlap_and_keeps_one(
     page.locator("#gold-unsupported label", has_text="leave year, not calendar").locator(
         "input"
     ).check()
+    # The lead's own words: "in each leave year" of the passage and "receive" of the claim,
+    # by mouse and `a`.
+    _drag_select(page, '.adj-passage .passage-text[data-passage="1"]', "in each leave year")
+    expect(page.locator("#selection-text")).to_have_text("“in each leave year”")
+    page.keyboard.press("a")
+    expect(page.locator("#gold-parts label", has_text="yours")).to_have_count(1)
+    expect(page.locator("#gold-count")).to_have_text("2 in gold")
+    _drag_select(page, "#claim-statement", "receive")
+    page.click("#add-selection")
     page.select_option("#id_reason", "both_partly_right")
     page.click("#save-merged")
     page.wait_for_load_state("networkidle")
 
     gold = Adjudication.objects.get(claim=claim)
     assert gold.evidence == [
-        {
-            "passage": 1,
-            **{k: v for k, v in _at(passage, "entitled to 25 days").items() if k != "note"},
-        }
+        {"passage": 1, **{k: v for k, v in _at(passage, words).items() if k != "note"}}
+        for words in ("entitled to 25 days", "in each leave year")
     ]
-    assert gold.unsupported_assertions == [_at(CLAIM, "per year", "leave year, not calendar")]
-    assert json.dumps(gold.unsupported_assertions)
+    assert gold.unsupported_assertions == [
+        _at(CLAIM, "receive"),
+        _at(CLAIM, "per year", "leave year, not calendar"),
+    ]
     assert errors == []
