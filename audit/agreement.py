@@ -341,6 +341,20 @@ def evidence_jaccard(a: frozenset[Hashable], b: frozenset[Hashable]) -> float:
     return len(a & b) / union if union else 1.0
 
 
+def token_f1(a: frozenset[Hashable], b: frozenset[Hashable]) -> float:
+    """F1 of one token set against the other (symmetric: 2|a ∩ b| / (|a| + |b|)); two empty
+    sets agree completely (neither reviewer marked anything)."""
+    total = len(a) + len(b)
+    return 2 * len(a & b) / total if total else 1.0
+
+
+def unit_token_f1(sets: Sequence[frozenset[Hashable]]) -> float | None:
+    """Mean pairwise token F1 of one item's token sets; None with fewer than two sets."""
+    if len(sets) < 2:
+        return None
+    return statistics.fmean(token_f1(a, b) for a, b in combinations(sets, 2))
+
+
 def mean_evidence_jaccard(
     evidence: Mapping[tuple[Hashable, str], frozenset[Hashable]],
 ) -> float | None:
@@ -419,7 +433,10 @@ class CountedSheet:
     order: int  # sheets are lettered A, B, … in this order
     rater: Hashable
     judgment: str
-    evidence: frozenset[Hashable]
+    evidence: frozenset[Hashable]  # sentence spans, for Jaccard
+    # Word tokens (audit.judgments.evidence_tokens, assertion_tokens), for token F1.
+    evidence_tokens: frozenset[Hashable] = frozenset()
+    assertion_tokens: frozenset[Hashable] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -429,6 +446,8 @@ class PairFacts:
     judgment_a: str
     judgment_b: str
     evidence_jaccard: float
+    evidence_f1: float = 1.0
+    unsupported_f1: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -438,6 +457,8 @@ class ClaimFacts:
     judgment_a: str
     judgment_b: str
     pairs: tuple[PairFacts, ...]
+    evidence_f1: float | None = None
+    unsupported_f1: float | None = None
 
 
 def profile_key(judgments: Iterable[str]) -> str:
@@ -459,6 +480,8 @@ def claim_facts(sheets: Sequence[CountedSheet]) -> ClaimFacts:
             judgment_a=a.judgment,
             judgment_b=b.judgment,
             evidence_jaccard=evidence_jaccard(a.evidence, b.evidence),
+            evidence_f1=token_f1(a.evidence_tokens, b.evidence_tokens),
+            unsupported_f1=token_f1(a.assertion_tokens, b.assertion_tokens),
         )
         for a, b in combinations(ordered, 2)
     )
@@ -468,6 +491,8 @@ def claim_facts(sheets: Sequence[CountedSheet]) -> ClaimFacts:
         judgment_a=ordered[0].judgment if len(ordered) >= 2 else "",
         judgment_b=ordered[1].judgment if len(ordered) >= 2 else "",
         pairs=pairs,
+        evidence_f1=unit_token_f1([sheet.evidence_tokens for sheet in ordered]),
+        unsupported_f1=unit_token_f1([sheet.assertion_tokens for sheet in ordered]),
     )
 
 
@@ -730,11 +755,15 @@ def disagreement(
     a_evidence: frozenset[Hashable] = frozenset(),
     b_evidence: frozenset[Hashable] = frozenset(),
     jaccard_threshold: float = 1.0,
+    a_assertions: frozenset[Hashable] = frozenset(),
+    b_assertions: frozenset[Hashable] = frozenset(),
 ) -> Disagreement | None:
     """Why two submitted sheets need a lead, most severe reason first; None if they agree.
 
     Evidence alone counts when its Jaccard falls below `jaccard_threshold`; the default 1.0
-    makes any difference count, lower values let the lead ignore small ones.
+    makes any difference count, lower values let the lead ignore small ones. Unsupported
+    assertions (audit.judgments.assertion_keys) count when they differ at all: gold carries
+    them, and a threshold would let one reviewer's spans into it unseen.
     """
     jaccard = evidence_jaccard(a_evidence, b_evidence)
     if a_judgment != b_judgment:
@@ -745,6 +774,8 @@ def disagreement(
         return Disagreement(Severity.WRONG_PASSAGE, jaccard)
     if jaccard < jaccard_threshold:
         return Disagreement(Severity.EVIDENCE, jaccard)
+    if a_assertions != b_assertions:
+        return Disagreement(Severity.ASSERTIONS, jaccard)
     return None
 
 
@@ -756,10 +787,15 @@ def is_unanimous(
     b_wrong_passage: Hashable | None = None,
     a_evidence: frozenset[Hashable] = frozenset(),
     b_evidence: frozenset[Hashable] = frozenset(),
+    a_assertions: frozenset[Hashable] = frozenset(),
+    b_assertions: frozenset[Hashable] = frozenset(),
 ) -> bool:
-    """Same judgment, same wrong-citation passage, same evidence: gold without a lead."""
+    """Same judgment, same wrong-citation passage, same evidence, same unsupported
+    assertions (the same spans, the same free texts ignoring case; notes aside): gold
+    without a lead."""
     return (
         a_judgment == b_judgment
         and _same_passage(a_judgment, a_wrong_passage, b_wrong_passage)
         and a_evidence == b_evidence
+        and a_assertions == b_assertions
     )

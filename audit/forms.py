@@ -4,12 +4,14 @@ adjudication, its settings, the agreement dashboard's filters and machine-verdic
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 from django.contrib.auth import get_user_model
 
 from audit import claims as claim_parsing
 from audit import judgments, selectors
-from audit.judgments import EvidenceRef, JudgmentData
+from audit.judgments import Assertion, EvidenceRef, JudgmentData
 from audit.models import Adjudication, AuditSet
 from audit.services.review import AtomicPart
 
@@ -64,6 +66,36 @@ class EvidenceField(forms.Field):
             raise forms.ValidationError(str(error)) from None
 
 
+class AssertionField(forms.Field):
+    """Unsupported spans of the claim posted as repeated JSON objects {"start", "end",
+    "note"} (and optionally "text", checked against the claim by the service)."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value) -> tuple[Assertion, ...]:
+        items = []
+        for raw in value or ():
+            try:
+                item = json.loads(raw)
+            except (TypeError, ValueError):
+                raise forms.ValidationError("Not an unsupported span.") from None
+            if not isinstance(item, dict):
+                raise forms.ValidationError("Not an unsupported span.")
+            start, end, note = item.get("start"), item.get("end"), item.get("note", "")
+            text = item.get("text")
+            if not (
+                isinstance(start, int)
+                and isinstance(end, int)
+                and not isinstance(start, bool)
+                and not isinstance(end, bool)
+                and isinstance(note, str)
+                and (text is None or isinstance(text, str))
+            ):
+                raise forms.ValidationError("Not an unsupported span.")
+            items.append(Assertion(text=text, start=start, end=end, note=note))
+        return tuple(items)
+
+
 class JudgmentForm(forms.Form):
     """The judgment's fields, as the review page and the adjudication page post them."""
 
@@ -81,6 +113,7 @@ class JudgmentForm(forms.Form):
         label="Unsupported assertions",
         help_text="One per line: words of the claim that no evidence supports.",
     )
+    unsupported_item = AssertionField(required=False, label="Unsupported spans")
 
     def __init__(self, *args, passage_positions: list[int] = (), **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -96,7 +129,10 @@ class JudgmentForm(forms.Form):
             judgment=data["judgment"],
             evidence=data["evidence"],
             wrong_citation_passage=data["wrong_citation_passage"],
-            unsupported_assertions=tuple(data["unsupported_assertions"].splitlines()),
+            unsupported_assertions=(
+                *data["unsupported_item"],
+                *data["unsupported_assertions"].splitlines(),
+            ),
             notes=data.get("notes", ""),
             **{name: data[name] for name in judgments.FLAG_NAMES},
         )

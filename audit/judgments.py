@@ -7,6 +7,7 @@ forms, the services and the pages; a sheet and a gold record are both judgments.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -56,7 +57,7 @@ def derived_verdict(atomic: Sequence[str | None]) -> str | None:
 EVIDENCE_REQUIRED = frozenset({SUPPORTED, PARTIAL})
 
 # Why a claim whose sheets are all in waits for a lead; lower comes first in the queue:
-# (name, value, label). The first four are audit.agreement's disagreement kinds; CONFIRM is
+# (name, value, label). All but the last are audit.agreement's disagreement kinds; CONFIRM is
 # a claim the reviewers agree on without being identical (or any claim, when the set makes
 # no gold by itself).
 SEVERITIES: tuple[tuple[str, int, str], ...] = (
@@ -64,7 +65,8 @@ SEVERITIES: tuple[tuple[str, int, str], ...] = (
     ("JUDGMENT", 1, "Judgments differ"),
     ("WRONG_PASSAGE", 2, "Wrong-citation passage differs"),
     ("EVIDENCE", 3, "Evidence differs"),
-    ("CONFIRM", 4, "Agree: confirm"),
+    ("ASSERTIONS", 4, "Unsupported spans differ"),
+    ("CONFIRM", 5, "Agree: confirm"),
 )
 
 # Why a lead's gold differs from a reviewer's sheet; "" when the reviewers agreed.
@@ -97,6 +99,7 @@ GOLD_SOURCES: tuple[tuple[str, str], ...] = (
 # A sheet holds at most this much; more is a runaway client, not a judgment.
 MAX_ASSERTIONS = 50
 MAX_EVIDENCE = 200
+MAX_NOTE = 2000
 
 
 @dataclass(frozen=True)
@@ -213,7 +216,8 @@ class JudgmentData:
     wrong_citation_passage: int | None = None  # a passage position in the claim's answer
     verification_worthy: bool = True
     answers_question: bool = False
-    unsupported_assertions: tuple[str, ...] = ()
+    # Assertion items; a plain string is a free-text assertion (see `checked_assertions`).
+    unsupported_assertions: tuple[Assertion | str, ...] = ()
     notes: str = ""  # a sheet's own notes; a gold record keeps its lead's note apart
 
 
@@ -223,19 +227,180 @@ def checked_judgment(judgment: str) -> str:
     return judgment
 
 
-def checked_assertions(assertions: Iterable[str]) -> list[str]:
-    """Assertions as stored: trimmed, blank lines dropped, each once, in order."""
-    kept = [a.strip() for a in assertions if a.strip()]
+@dataclass(frozen=True)
+class Assertion:
+    """Words of the claim that no evidence supports, as a reviewer or lead names them.
+
+    A span has offsets into the claim text as judged (a sheet's `answer_statement`, gold's
+    claim text), and its text is that slice; a free-text assertion has no offsets. `text`
+    on a span is what the client believes it says: checked, then cut by the server.
+    """
+
+    text: str | None = None
+    start: int | None = None
+    end: int | None = None
+    note: str = ""
+
+    @property
+    def is_span(self) -> bool:
+        return self.start is not None or self.end is not None
+
+
+def assertion_item(value: object) -> dict:
+    """One stored unsupported assertion as {"text", "start", "end", "note"}.
+
+    Reads both shapes ever stored: a plain string (before spans, a free-text assertion) and
+    an item; a missing key reads as empty.
+    """
+    if isinstance(value, str):
+        return {"text": value, "start": None, "end": None, "note": ""}
+    if isinstance(value, Assertion):
+        return {
+            "text": value.text or "",
+            "start": value.start,
+            "end": value.end,
+            "note": value.note,
+        }
+    item = value if isinstance(value, dict) else {}
+    return {
+        "text": str(item.get("text") or ""),
+        "start": item.get("start"),
+        "end": item.get("end"),
+        "note": str(item.get("note") or ""),
+    }
+
+
+def stored_assertions(values: Iterable[object]) -> list[dict]:
+    """Stored unsupported assertions, old plain strings included, as items."""
+    return [assertion_item(value) for value in values or ()]
+
+
+def assertion_refs(values: Iterable[object]) -> tuple[Assertion, ...]:
+    """Stored assertions as the Assertion values a form or a restore passes back in."""
+    return tuple(
+        Assertion(text=item["text"], start=item["start"], end=item["end"], note=item["note"])
+        for item in stored_assertions(values)
+    )
+
+
+def assertion_key(item: dict) -> tuple:
+    """What two assertions must share to be the same: a span's offsets, or a free text
+    trimmed and casefolded. Notes never count."""
+    if item["start"] is not None:
+        return ("span", item["start"], item["end"])
+    return ("free", " ".join(item["text"].split()).casefold())
+
+
+def assertion_keys(values: Iterable[object]) -> frozenset[tuple]:
+    return frozenset(assertion_key(item) for item in stored_assertions(values))
+
+
+def _joined_notes(notes: Iterable[str]) -> str:
+    return "; ".join(dict.fromkeys(n for n in notes if n))
+
+
+def _merged_spans(spans: Iterable[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """(start, end, note) spans with those that overlap or touch made one, notes joined."""
+    merged: list[tuple[int, int, list[str]]] = []
+    for start, end, note in sorted(spans, key=lambda s: (s[0], s[1])):
+        if merged and start <= merged[-1][1]:
+            last = merged[-1]
+            merged[-1] = (last[0], max(last[1], end), [*last[2], note])
+        else:
+            merged.append((start, end, [note]))
+    return [(start, end, _joined_notes(notes)) for start, end, notes in merged]
+
+
+def checked_assertions(items: Iterable[Assertion | str], statement: str) -> list[dict]:
+    """Unsupported assertions as stored: spans of `statement` (checked like evidence, text
+    cut here, trimmed to their words, merged where they overlap or touch, in order), then
+    free-text assertions (trimmed, blank ones dropped, each once, in order)."""
+    spans: list[tuple[int, int, str]] = []
+    free: dict[str, str] = {}
+    for value in items:
+        item = Assertion(text=value) if isinstance(value, str) else value
+        note = (item.note or "").strip()
+        if len(note) > MAX_NOTE:
+            raise JudgmentError(
+                f"A note on an unsupported assertion holds at most {MAX_NOTE} characters."
+            )
+        if not item.is_span:
+            text = (item.text or "").strip()
+            if text:
+                free.setdefault(text, note)
+            continue
+        start, end = item.start, item.end
+        if not (
+            isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(statement)
+        ):
+            raise JudgmentError(
+                f"Unsupported-assertion offsets {start}–{end} are outside the claim."
+            )
+        if item.text is not None and item.text != statement[start:end]:
+            raise JudgmentError("Unsupported-assertion text does not match the claim.")
+        # A selection that took a space on either side still names the same words.
+        while start < end and statement[start].isspace():
+            start += 1
+        while end > start and statement[end - 1].isspace():
+            end -= 1
+        if start < end:
+            spans.append((start, end, note))
+    kept = [
+        {"text": statement[start:end], "start": start, "end": end, "note": note}
+        for start, end, note in _merged_spans(spans)
+    ] + [{"text": text, "start": None, "end": None, "note": note} for text, note in free.items()]
     if len(kept) > MAX_ASSERTIONS:
         raise JudgmentError(f"At most {MAX_ASSERTIONS} unsupported assertions.")
-    return list(dict.fromkeys(kept))
+    return kept
+
+
+def merged_assertions(lists: Iterable[Iterable[object]]) -> list[dict]:
+    """Several judgments' assertions as one list, each assertion once (by `assertion_key`),
+    in the first list's order, with every distinct note kept: what unanimous gold records
+    when the sheets name the same assertions."""
+    items: dict[tuple, dict] = {}
+    for values in lists:
+        for item in stored_assertions(values):
+            key = assertion_key(item)
+            if key in items:
+                items[key]["note"] = _joined_notes([items[key]["note"], item["note"]])
+            else:
+                items[key] = dict(item)
+    return list(items.values())
+
+
+WORD = re.compile(r"\w+")
+
+
+def evidence_tokens(evidence: Iterable[dict]) -> frozenset[tuple[int, int, int]]:
+    """The word tokens stored evidence covers, as (passage, start, end) in passage offsets:
+    two reviewers' evidence agree on a word when both spans hold it whole."""
+    return frozenset(
+        (item["passage"], item["start"] + m.start(), item["start"] + m.end())
+        for item in evidence
+        for m in WORD.finditer(item.get("text") or "")
+    )
+
+
+def assertion_tokens(values: Iterable[object]) -> frozenset[tuple]:
+    """The claim words unsupported assertions name: a span's words by their offsets in the
+    claim, a free-text assertion's words casefolded (it has no offsets)."""
+    tokens: set[tuple] = set()
+    for item in stored_assertions(values):
+        for m in WORD.finditer(item["text"]):
+            if item["start"] is not None:
+                tokens.add(("span", item["start"] + m.start(), item["start"] + m.end()))
+            else:
+                tokens.add(("free", m.group().casefold()))
+    return frozenset(tokens)
 
 
 def checked_evidence(items: Sequence[EvidenceRef], passages: dict[int, str]) -> list[dict]:
-    """Evidence as stored: spans of the answer's passages (position → text), text cut here."""
+    """Evidence as stored: spans of the answer's passages (position → text), text cut here;
+    spans of one passage that overlap or touch are made one; in key order."""
     if len(items) > MAX_EVIDENCE:
         raise JudgmentError(f"At most {MAX_EVIDENCE} evidence sentences.")
-    stored: dict[tuple[int, int, int], dict] = {}
+    spans: dict[int, list[tuple[int, int, str]]] = {}
     for item in items:
         text = passages.get(item.passage)
         if text is None:
@@ -244,12 +409,14 @@ def checked_evidence(items: Sequence[EvidenceRef], passages: dict[int, str]) -> 
             raise JudgmentError(
                 f"Evidence offsets {item.start}–{item.end} are outside [{item.passage}]."
             )
-        span = text[item.start : item.end]
-        if item.text is not None and item.text != span:
+        if item.text is not None and item.text != text[item.start : item.end]:
             raise JudgmentError(f"Evidence text does not match passage [{item.passage}].")
-        key = (item.passage, item.start, item.end)
-        stored[key] = {"passage": item.passage, "start": item.start, "end": item.end, "text": span}
-    return [stored[key] for key in sorted(stored)]
+        spans.setdefault(item.passage, []).append((item.start, item.end, ""))
+    return [
+        {"passage": passage, "start": start, "end": end, "text": passages[passage][start:end]}
+        for passage in sorted(spans)
+        for start, end, _ in _merged_spans(spans[passage])
+    ]
 
 
 def judgment_problems(

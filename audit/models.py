@@ -503,6 +503,8 @@ class JudgmentFields(models.Model):
     )
     # [{"passage": position, "start": int, "end": int, "text": str}], in key order
     evidence = models.JSONField(default=list, blank=True)
+    # [{"text": str, "start": int | None, "end": int | None, "note": str}]: spans of the
+    # claim as judged, then free text (audit.judgments.checked_assertions)
     unsupported_assertions = models.JSONField(default=list, blank=True)
     verification_worthy = models.BooleanField(default=True)
     answers_question = models.BooleanField(default=False, db_default=False)
@@ -675,6 +677,9 @@ class PairFact(models.Model):
     judgment_a = models.CharField(max_length=30)
     judgment_b = models.CharField(max_length=30)
     evidence_jaccard = models.FloatField()
+    # Token F1 of the two sheets' evidence spans and of their unsupported spans.
+    evidence_f1 = models.FloatField(default=1.0)
+    unsupported_f1 = models.FloatField(default=1.0)
 
     class Meta:
         constraints = [
@@ -693,6 +698,8 @@ class PairFact(models.Model):
                     "judgment_a",
                     "judgment_b",
                     "evidence_jaccard",
+                    "evidence_f1",
+                    "unsupported_f1",
                 ],
                 name="pairfact_set_idx",
             ),
@@ -716,6 +723,10 @@ class ClaimFact(models.Model):
     profile = models.TextField()
     # Mean pairwise Jaccard of the evidence sets; null below two sheets.
     evidence_jaccard = models.FloatField(null=True)
+    # Mean pairwise token F1 of the evidence spans and of the unsupported spans (over the
+    # words they cover); null below two sheets.
+    evidence_f1 = models.FloatField(null=True)
+    unsupported_f1 = models.FloatField(null=True)
     # Sheets A and B (the first two, by sheet id); blank below two sheets.
     judgment_a = models.CharField(max_length=30, blank=True)
     judgment_b = models.CharField(max_length=30, blank=True)
@@ -731,6 +742,8 @@ class ClaimFact(models.Model):
                     "judgment_a",
                     "judgment_b",
                     "evidence_jaccard",
+                    "evidence_f1",
+                    "unsupported_f1",
                 ],
                 name="claimfact_set_idx",
             ),

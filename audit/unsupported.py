@@ -193,7 +193,7 @@ def _term_support(
         flag = 1 << bit
         flags[term] = flag
         for p, passage in enumerate(passages):
-            hits = passage.index.postings.get(term, ())
+            hits = passage.index.postings(term)
             frequency[bit] += len(hits)
             for sentence, _ in hits:
                 masks[(p, sentence)] = masks.get((p, sentence), 0) | flag
@@ -369,7 +369,7 @@ def unsupported_spans(claim: str, evidence: Sequence[str | PreparedPassage]) -> 
     if not content:
         return []
     passages = [p if isinstance(p, PreparedPassage) else prepare_passage(p) for p in evidence]
-    if not any(p.index.postings for p in passages):
+    if not any(p.index.occurrences for p in passages):
         return _to_spans(claim, read, [(content[0], content[-1])])
     # A cheap substring test first: verify_quote scores near misses, which is slow.
     needle = fold(claim).strip("\"'`\u00ab\u00bb\u2039\u203a.,;:\u2026- ")

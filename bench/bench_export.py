@@ -174,7 +174,11 @@ def build(n_answers: int, seed: int = 7) -> tuple[int, int]:
                         "text": by_answer[c.answer_id][c.order % 3].text[:40],
                     }
                 ],
-                unsupported_assertions=["something"] if rng.random() < 0.2 else [],
+                unsupported_assertions=(
+                    [{"text": c.text[:8], "start": 0, "end": 8, "note": "bench"}]
+                    if rng.random() < 0.2 and len(c.text) >= 8
+                    else []
+                ),
                 status="submitted",
                 active_seconds=rng.randint(5, 120),
                 submitted_at=t0 + timedelta(seconds=c.pk),

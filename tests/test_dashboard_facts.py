@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import random
+import statistics
 from collections import defaultdict
+from itertools import combinations
 
 import pytest
 from django.core.management import call_command
@@ -22,6 +25,7 @@ from audit.judgments import (
     PARTIAL,
     SUPPORTED,
     UNCLEAR,
+    Assertion,
 )
 from audit.models import (
     Adjudication,
@@ -90,7 +94,22 @@ def _from_scratch(audit_set: AuditSet, system: str, pair: tuple[int, int] | None
     predictions: dict[int, dict[int, str]] = defaultdict(dict)
     for rater_id, claim_id, judgment in labels.values_list("rater_id", "claim_id", "judgment"):
         predictions[rater_id][claim_id] = judgment
+    by_claim: dict[int, list[AuditSheet]] = defaultdict(list)
+    for s in counted:
+        by_claim[s.claim_id].append(s)
+    units = [list(combinations(mine, 2)) for mine in by_claim.values() if len(mine) >= 2]
+
+    def mean_f1(tokens) -> float | None:
+        # Per claim, the mean over its pairs; then the mean over claims (a pair: its claims).
+        scores = [
+            statistics.fmean(agreement.token_f1(tokens(a), tokens(b)) for a, b in unit)
+            for unit in units
+        ]
+        return statistics.fmean(scores) if scores else None
+
     return {
+        "evidence_f1": mean_f1(lambda s: judgments.evidence_tokens(s.evidence)),
+        "unsupported_f1": mean_f1(lambda s: judgments.assertion_tokens(s.unsupported_assertions)),
         "reviewers": [name for name, _ in reviewers],
         "sheets": len(counted),
         "claims": len({s.claim_id for s in counted}),
@@ -154,6 +173,8 @@ def _assert_matches_scratch(audit_set: AuditSet, system: str = "", pair=None) ->
             matrix.counts,
         )
     assert _close(board.evidence_jaccard, expected["evidence_jaccard"])
+    assert _close(board.evidence_f1, expected["evidence_f1"])
+    assert _close(board.unsupported_f1, expected["unsupported_f1"])
     assert board.matcher == expected["matcher"]
     assert {r.name: [r.full, r.binary] for r in board.raters}.keys() == expected["raters"].keys()
     for score in board.raters:
@@ -200,12 +221,32 @@ def _evidence(rng: random.Random, claim: Claim) -> tuple[services.EvidenceRef, .
     return tuple(refs)
 
 
+def _part(rng: random.Random, ref: services.EvidenceRef) -> services.EvidenceRef:
+    """Part of a sentence: a reviewer who trimmed it to the words that matter."""
+    start = rng.randint(ref.start, ref.end - 1)
+    return services.EvidenceRef(ref.passage, start, rng.randint(start + 1, ref.end))
+
+
+def _assertions(rng: random.Random, claim: Claim) -> tuple:
+    text = claim.text
+    found = []
+    for _ in range(rng.choice((0, 0, 1, 2))):
+        start = rng.randrange(len(text))
+        found.append(Assertion(start=start, end=rng.randint(start + 1, len(text))))
+    if rng.random() < 0.2:
+        found.append(rng.choice(("per year", "Per Year", "staff")))
+    return tuple(found)
+
+
 def _data(rng: random.Random, claim: Claim) -> services.SheetData:
     judgment = rng.choice(JUDGMENTS)
     evidence = _evidence(rng, claim) if rng.random() < 0.8 else ()
+    evidence = tuple(_part(rng, ref) if rng.random() < 0.3 else ref for ref in evidence)
     if judgment in (SUPPORTED, PARTIAL) and not evidence:
         judgment = NOT_SUPPORTED
-    return services.SheetData(judgment=judgment, evidence=evidence)
+    return services.SheetData(
+        judgment=judgment, evidence=evidence, unsupported_assertions=_assertions(rng, claim)
+    )
 
 
 def _step(rng: random.Random, audit_set: AuditSet, lead, people: dict) -> None:
@@ -363,3 +404,55 @@ def test_backfill_writes_the_facts_the_services_write(audit_set, lead, reviewer_
     migration.backfill(apps, None)
 
     assert written[0] and rows() == written
+
+
+def test_the_span_migration_converts_strings_and_backfills_token_f1(
+    audit_set, lead, reviewer_a, reviewer_b
+):
+    import importlib
+
+    from django.apps import apps
+
+    from audit.models import ClaimFact, PairFact
+
+    migration = importlib.import_module("audit.migrations.0019_unsupported_spans")
+    import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
+    services.review_open(
+        audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead
+    )
+    rng = random.Random(17)
+    for assignment in Assignment.objects.select_related("claim"):
+        reviewer = reviewer_a if assignment.reviewer_id == reviewer_a.pk else reviewer_b
+        sheet = services.sheet_for(claim=assignment.claim, reviewer=reviewer)
+        services.sheet_submit(
+            sheet=sheet, user=reviewer, version=sheet.version, data=_data(rng, assignment.claim)
+        )
+
+    def rows() -> list:
+        return [
+            sorted(map(tuple, model.objects.values_list(*fields)))
+            for model, fields in (
+                (PairFact, ("claim_id", "reviewer_a", "evidence_f1", "unsupported_f1")),
+                (ClaimFact, ("claim_id", "evidence_f1", "unsupported_f1")),
+            )
+        ]
+
+    written = rows()
+    PairFact.objects.update(evidence_f1=0.5, unsupported_f1=0.5)
+    ClaimFact.objects.update(evidence_f1=None, unsupported_f1=None)
+    migration.facts_f1(apps, None)
+    assert written[0] and rows() == written
+
+    # Plain strings, as sheets and their history stored them before spans.
+    sheet = AuditSheet.objects.filter(status="submitted").first()
+    AuditSheet.objects.filter(pk=sheet.pk).update(unsupported_assertions=["per year", "staff"])
+    AuditSheet.history.filter(id=sheet.pk).update(unsupported_assertions=["per year"])
+    migration.assertions_to_items(apps, None)
+    sheet.refresh_from_db()
+    assert sheet.unsupported_assertions == [
+        {"text": "per year", "start": None, "end": None, "note": ""},
+        {"text": "staff", "start": None, "end": None, "note": ""},
+    ]
+    assert {
+        json.dumps(h.unsupported_assertions) for h in AuditSheet.history.filter(id=sheet.pk)
+    } == {json.dumps([{"text": "per year", "start": None, "end": None, "note": ""}])}

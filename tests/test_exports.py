@@ -54,6 +54,14 @@ def _evidence(claim: Claim, position: int, needle: str) -> dict[str, Any]:
     return {"passage": position, "start": start, "end": start + len(needle), "text": needle}
 
 
+# rev_b's unsupported assertions on hm-1-a claim 1 ("Part-time staff receive leave pro
+# rata."): a span with a note, and free text that a page or a spreadsheet must not run.
+B1_ASSERTIONS = [
+    {"text": "receive leave", "start": 16, "end": 29, "note": 'FAQ: "staff" </q><b>x</b>\n=1+1'},
+    {"text": "<script>alert(1)</script> =SUM(A1)", "start": None, "end": None, "note": ""},
+]
+
+
 def _sheet(claim: Claim, reviewer: User, minute: int, **fields: Any) -> AuditSheet:
     fields.setdefault("status", AuditSheet.Status.SUBMITTED)
     sheet = AuditSheet.objects.create(
@@ -119,7 +127,7 @@ def reviewed(handmade, reviewer_a, reviewer_b, lead):
         21,
         judgment=PARTIAL,
         evidence=[_evidence(c1, 1, "Part-time employees")],
-        unsupported_assertions=["receive leave"],
+        unsupported_assertions=B1_ASSERTIONS,
         notes="Only passage 1 says “employees”.\nSee FAQ.",
     )
     _gold(
@@ -130,7 +138,7 @@ def reviewed(handmade, reviewer_a, reviewer_b, lead):
         source=Adjudication.Source.SHEET,
         from_sheet=b1,
         evidence=b1.evidence,
-        unsupported_assertions=["receive leave"],
+        unsupported_assertions=B1_ASSERTIONS,
         reason=Adjudication.Reason.REVIEWER_ERROR,
         note="rev_a missed the hedge",
         lead=lead,
@@ -446,7 +454,7 @@ def test_jsonl_line_holds_the_claim_its_sheets_and_gold(reviewed, lead):
         "judgment": "partially_supported",
         "wrong_citation_passage": None,
         "evidence": None,
-        "unsupported_assertions": ["receive leave"],
+        "unsupported_assertions": B1_ASSERTIONS,
         "verification_worthy": True,
         "answers_question": False,
         "notes": "Only passage 1 says “employees”.\nSee FAQ.",
@@ -590,7 +598,7 @@ def test_audit_sheets_holds_submitted_sheets_and_gold(reviewed, lead):
         ],
         "support_judgment": "partially_supported",
         "evidence_sentences": items[4]["evidence_sentences"],
-        "unsupported_assertions": ["receive leave"],
+        "unsupported_assertions": B1_ASSERTIONS,
         "created_at": "2025-03-04T10:00:15.123666+00:00",
         "updated_at": "2025-03-04T10:00:15.123666+00:00",
         "submitted_at": None,
@@ -614,10 +622,16 @@ def test_csv_has_a_row_per_claim_with_both_sheets_side_by_side(reviewed):
         "sheet_1_reviewer": "rev_a",
         "sheet_1_status": "draft",
         "sheet_1_judgment": "",
+        "sheet_1_evidence": "",
+        "sheet_1_unsupported": "",
         "sheet_2_reviewer": "rev_b",
         "sheet_2_status": "submitted",
         "sheet_2_judgment": "wrong_citation",
+        "sheet_2_evidence": "",
+        "sheet_2_unsupported": "",
         "gold_judgment": "",
+        "gold_evidence": "",
+        "gold_unsupported": "",
         "gold_source": "unresolved",
         "gold_verification_worthy": "",
         "gold_lead": "",
@@ -626,6 +640,18 @@ def test_csv_has_a_row_per_claim_with_both_sheets_side_by_side(reviewed):
     }
     assert (row["citations"], row["citation_count"], row["submitted_count"]) == ("2", "1", "1")
     assert row["machine_label"] == ClaimCheck.objects.get(claim=c2).label
+
+
+def test_csv_holds_the_span_texts_of_sheets_and_gold(reviewed):
+    rows = _csv(_export(reviewed, "csv"))
+    row = next(r for r in rows if r["claim_id"] == str(claim_at("hm-1-a", 1).pk))
+
+    assert row["sheet_2_evidence"] == "[1] Part-time employees"
+    assert row["sheet_2_unsupported"] == (
+        'receive leave (FAQ: "staff" </q><b>x</b>\n=1+1) | <script>alert(1)</script> =SUM(A1)'
+    )
+    assert row["gold_unsupported"] == row["sheet_2_unsupported"]
+    assert row["gold_unsupported_count"] == "2"
 
 
 def test_csv_defuses_cells_a_spreadsheet_would_run(reviewed):

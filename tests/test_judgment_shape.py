@@ -72,9 +72,12 @@ def test_checked_evidence_refuses_a_span_it_cannot_find(refs, message):
 
 
 def test_assertions_are_trimmed_kept_once_and_limited():
-    assert checked_assertions([" a ", "", "b", "a"]) == ["a", "b"]
+    assert checked_assertions([" a ", "", "b", "a"], "claim") == [
+        {"text": "a", "start": None, "end": None, "note": ""},
+        {"text": "b", "start": None, "end": None, "note": ""},
+    ]
     with pytest.raises(JudgmentError) as failure:
-        checked_assertions([f"x{i}" for i in range(51)])
+        checked_assertions([f"x{i}" for i in range(51)], "claim")
     assert str(failure.value) == "At most 50 unsupported assertions."
 
 
@@ -122,11 +125,11 @@ def test_model_choices_are_built_from_the_vocabularies():
     assert Adjudication.Reason.choices == list(judgments.REASONS)
     assert Adjudication.Source.choices == list(judgments.GOLD_SOURCES)
     assert Severity.choices == [(value, label) for _, value, label in judgments.SEVERITIES]
-    assert Severity.CONFIRM == 4
+    assert (Severity.ASSERTIONS, Severity.CONFIRM) == (4, 5)
     assert AuditSheet.Status.choices == list(judgments.SHEET_STATUSES)
     assert Rater.Kind.choices == list(judgments.RATER_KINDS)
     assert [(s.name, s.value) for s in agreement.Severity] == [
-        (name, value) for name, value, _ in judgments.SEVERITIES[:4]
+        (name, value) for name, value, _ in judgments.SEVERITIES[:5]
     ]
 
 

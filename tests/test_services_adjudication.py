@@ -8,7 +8,14 @@ from django.core.exceptions import PermissionDenied
 from django.db import connection
 
 from audit import agreement, services
-from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, WRONG_CITATION
+from audit.judgments import (
+    CONTRADICTED,
+    NOT_SUPPORTED,
+    PARTIAL,
+    SUPPORTED,
+    WRONG_CITATION,
+    Assertion,
+)
 from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag, Severity
 from audit.services import (
     GoldData,
@@ -48,7 +55,13 @@ def test_queue_severities_mirror_the_pure_core():
 
 def test_identical_sheets_become_unanimous_gold_linked_to_both(opened, reviewer_a, reviewer_b):
     claim = claim_at("hm-1-a", 0)
-    a = submit_sheet(reviewer_a, claim, SUPPORTED, evidence_ref(claim, 1, FULL_TIME))
+    a = submit_sheet(
+        reviewer_a,
+        claim,
+        SUPPORTED,
+        evidence_ref(claim, 1, FULL_TIME),
+        unsupported_assertions=(" Per  year",),
+    )
     assert _state(claim) == (None, None)
 
     b = submit_sheet(
@@ -69,10 +82,64 @@ def test_identical_sheets_become_unanimous_gold_linked_to_both(opened, reviewer_
         1,
     )
     assert [e["text"] for e in gold.evidence] == [FULL_TIME]
-    assert (gold.unsupported_assertions, gold.verification_worthy) == (["per year"], True)
+    # The same assertion by its trimmed, casefolded text: the first sheet's wording is kept.
+    assert (gold.unsupported_assertions, gold.verification_worthy) == (
+        [{"text": "Per  year", "start": None, "end": None, "note": ""}],
+        True,
+    )
     assert sorted(gold.sheets.values_list("pk", flat=True)) == [a.pk, b.pk]
     assert list(gold.history.values_list("history_type", "source")) == [("+", "unanimous")]
     assert _state(claim) == (None, "unanimous")
+
+
+def _claim_span(claim: Claim, words: str, note: str = "") -> Assertion:
+    start = claim.text.index(words)
+    return Assertion(text=words, start=start, end=start + len(words), note=note)
+
+
+def test_sheets_with_different_unsupported_spans_go_to_the_lead(opened, reviewer_a, reviewer_b):
+    claim = claim_at("hm-1-a", 0)
+    ref = evidence_ref(claim, 1, FULL_TIME)
+    submit_sheet(
+        reviewer_a, claim, PARTIAL, ref, unsupported_assertions=(_claim_span(claim, "per year"),)
+    )
+    submit_sheet(
+        reviewer_b,
+        claim,
+        PARTIAL,
+        ref,
+        unsupported_assertions=(_claim_span(claim, "annual leave per year"),),
+    )
+
+    assert _state(claim) == (Severity.ASSERTIONS, None)
+    assert Severity(claim.severity).label == "Unsupported spans differ"
+
+
+def test_the_same_unsupported_spans_with_other_notes_make_unanimous_gold_with_both_notes(
+    opened, reviewer_a, reviewer_b
+):
+    claim = claim_at("hm-1-a", 0)
+    ref = evidence_ref(claim, 1, FULL_TIME)
+    submit_sheet(
+        reviewer_a,
+        claim,
+        PARTIAL,
+        ref,
+        unsupported_assertions=(_claim_span(claim, "per year", "leave year"),),
+    )
+    submit_sheet(
+        reviewer_b,
+        claim,
+        PARTIAL,
+        ref,
+        unsupported_assertions=(_claim_span(claim, "per year", "not calendar"),),
+    )
+
+    gold = Adjudication.objects.get(claim=claim)
+    start = claim.text.index("per year")
+    assert gold.unsupported_assertions == [
+        {"text": "per year", "start": start, "end": start + 8, "note": "leave year; not calendar"}
+    ]
 
 
 def test_reopening_withdraws_unanimous_gold_and_the_resubmitted_claim_goes_to_a_lead(
@@ -383,7 +450,10 @@ def test_an_edited_version_is_checked_like_a_sheet(disputed, lead):
         None,
     )
     assert [e["text"] for e in gold.evidence] == [PART_TIME]
-    assert (gold.unsupported_assertions, gold.verification_worthy) == (["staff"], False)
+    assert (gold.unsupported_assertions, gold.verification_worthy) == (
+        [{"text": "staff", "start": None, "end": None, "note": ""}],
+        False,
+    )
 
     with pytest.raises(SheetIncomplete) as error:
         services.adjudication_save(

@@ -224,7 +224,7 @@ def test_sheet_save_stores_server_cut_evidence_and_bumps_version(opened, reviewe
     ]
     assert (saved.judgment, saved.unsupported_assertions, saved.notes) == (
         SUPPORTED,
-        ["per year"],
+        [{"text": "per year", "start": None, "end": None, "note": ""}],
         "checked",
     )
 

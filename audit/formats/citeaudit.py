@@ -437,6 +437,8 @@ def _claim(obj: dict[str, Any], where: Where, answer: labelled.Answer) -> labell
         )
     )
     _refuse_repeats([label.rater for label in labels], "rater_labels", "rater", where)
+    for i, sheet in enumerate(sheets):
+        _assertion_offsets(sheet.unsupported_assertions, sheet.answer_statement, where, i)
     gold = _gold(obj, where, n_passages, set(reviewers))
     assigned = _usernames(require(obj, "assigned", where), where, "assigned")
     _refuse_repeats(list(assigned), "assigned", "", where)
@@ -519,7 +521,7 @@ def _judged(
         "judgment": _judgment(obj, where, prefix, allow_empty=allow_empty),
         "wrong_citation_passage": _wrong_citation(obj, where, prefix, n_passages),
         "evidence": _evidence(obj, where, prefix, n_passages),
-        "unsupported_assertions": list(_texts(obj, "unsupported_assertions", where, prefix)),
+        "unsupported_assertions": _assertions(obj, where, prefix),
         # A flag added after a file was exported is missing from it: it takes its default.
         **{
             flag.name: _bool(obj, flag.name, where, prefix) if flag.name in obj else flag.default
@@ -691,6 +693,53 @@ def _passage_ref(
 
 def _wrong_citation(obj: dict[str, Any], where: Where, prefix: str, n_passages: int) -> int | None:
     return _passage_ref(obj, "wrong_citation_passage", where, prefix, n_passages)
+
+
+_ASSERTION_FIELDS = ("text", "start", "end", "note")
+
+
+def _assertions(obj: dict[str, Any], where: Where, prefix: str) -> list[dict[str, Any]]:
+    """Unsupported assertions: items {text, start, end, note} (start and end null for free
+    text), or plain strings as exports before spans wrote them (read as free text)."""
+    field = join(prefix, "unsupported_assertions")
+    items = expect_list(require(obj, "unsupported_assertions", where, prefix), where, field)
+    kept = []
+    for i, value in enumerate(items):
+        place = join(field, i)
+        if isinstance(value, str):
+            kept.append({"text": value, "start": None, "end": None, "note": ""})
+            continue
+        item = expect_object(value, where, place)
+        _refuse_unknown(item, _ASSERTION_FIELDS, where, place)
+        start, end = (
+            _optional_int(item, "start", where, place),
+            _optional_int(item, "end", where, place),
+        )
+        if (start is None) != (end is None) or (start is not None and not start < end):
+            raise where.error(
+                join(place, "end"), f"start and end are both null or a span, got {start}, {end}"
+            )
+        kept.append(
+            {
+                "text": _text(item, "text", where, place, allow_empty=start is None),
+                "start": start,
+                "end": end,
+                "note": _text(item, "note", where, place, allow_empty=True),
+            }
+        )
+    return kept
+
+
+def _assertion_offsets(
+    items: list[dict[str, Any]], statement: str, where: Where, sheet: int
+) -> None:
+    """A sheet's spans must slice its own snapshot of the claim to their text."""
+    for i, item in enumerate(items):
+        if item["start"] is not None and statement[item["start"] : item["end"]] != item["text"]:
+            raise where.error(
+                f"sheets[{sheet}].unsupported_assertions[{i}].text",
+                f"does not match answer_statement[{item['start']}:{item['end']}]",
+            )
 
 
 def _evidence(

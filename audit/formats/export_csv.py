@@ -10,6 +10,7 @@ import csv
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from audit import judgments
 from audit.formats import labelled
 
 # Excel reads a CSV as UTF-8 only when it starts with a byte order mark.
@@ -29,7 +30,7 @@ def columns(sheet_slots: int) -> list[str]:
     sheet_columns = [
         f"sheet_{i}_{field}"
         for i in range(1, sheet_slots + 1)
-        for field in ("reviewer", "status", "judgment")
+        for field in ("reviewer", "status", "judgment", "evidence", "unsupported")
     ]
     return [
         "question_id",
@@ -51,6 +52,8 @@ def columns(sheet_slots: int) -> list[str]:
         "ungrounded_numbers",
         *sheet_columns,
         "gold_judgment",
+        "gold_evidence",
+        "gold_unsupported",
         "gold_source",
         "gold_verification_worthy",
         "gold_lead",
@@ -66,7 +69,8 @@ def claims_csv(answers: Iterable[labelled.Answer], *, sheet_slots: int = 2) -> I
     """The table as text, a row at a time, header first.
 
     Sheets fill the sheet_N columns in reviewer-name order; a claim with more sheets than
-    slots keeps the first ones (ask for more slots). Lists are space-separated numbers.
+    slots keeps the first ones (ask for more slots). Lists are space-separated numbers;
+    evidence and unsupported spans are their texts joined by " | " (see `span_texts`).
     """
     writer = csv.writer(EchoBuffer())
     yield BOM + writer.writerow(columns(sheet_slots))
@@ -81,7 +85,17 @@ def _row(answer: labelled.Answer, claim: labelled.Claim, sheet_slots: int) -> li
     sheets: list[Any] = []
     for i in range(sheet_slots):
         sheet = claim.sheets[i] if i < len(claim.sheets) else None
-        sheets += [sheet.reviewer, sheet.status, sheet.judgment] if sheet else ["", "", ""]
+        sheets += (
+            [
+                sheet.reviewer,
+                sheet.status,
+                sheet.judgment,
+                evidence_texts(sheet.evidence),
+                assertion_texts(sheet.unsupported_assertions),
+            ]
+            if sheet
+            else ["", "", "", "", ""]
+        )
     gold = claim.gold
     return [
         answer.question_id,
@@ -103,6 +117,8 @@ def _row(answer: labelled.Answer, claim: labelled.Claim, sheet_slots: int) -> li
         " ".join(str(token) for token in ungrounded),
         *sheets,
         gold.judgment if gold else "",
+        evidence_texts(gold.evidence) if gold else "",
+        assertion_texts(gold.unsupported_assertions) if gold else "",
         claim.gold_status,
         gold.verification_worthy if gold else "",
         (gold.lead or "") if gold else "",
@@ -112,6 +128,20 @@ def _row(answer: labelled.Answer, claim: labelled.Claim, sheet_slots: int) -> li
         len(ungrounded),
         len(gold.unsupported_assertions) if gold else "",
     ]
+
+
+def evidence_texts(evidence: list[dict[str, Any]]) -> str:
+    """Evidence spans as one cell: "[passage] text" each, joined by " | "."""
+    return " | ".join(f"[{e['passage']}] {e['text']}" for e in evidence)
+
+
+def assertion_texts(values: list[Any]) -> str:
+    """Unsupported assertions as one cell: each text, its note in parentheses, joined by
+    " | "; the offsets are in the JSON exports."""
+    return " | ".join(
+        a["text"] + (f" ({a['note']})" if a["note"] else "")
+        for a in judgments.stored_assertions(values)
+    )
 
 
 def spreadsheet_cell(value: Any) -> Any:

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from audit import judgments
 from audit.formats import labelled
 from audit.formats.export_jsonl import iso
 
@@ -52,7 +53,8 @@ def answer_items(answer: labelled.Answer) -> Iterator[dict[str, Any]]:
                 "cited_url": sheet.cited_urls,
                 "support_judgment": sheet.judgment,
                 "evidence_sentences": sheet.evidence,
-                "unsupported_assertions": sheet.unsupported_assertions,
+                # [{text, start, end, note}]: offsets into answer_statement, null for free text
+                "unsupported_assertions": judgments.stored_assertions(sheet.unsupported_assertions),
                 "created_at": iso(sheet.created_at),
                 "updated_at": iso(sheet.updated_at),
                 "submitted_at": iso(sheet.submitted_at),
@@ -69,7 +71,7 @@ def answer_items(answer: labelled.Answer) -> Iterator[dict[str, Any]]:
                 "cited_url": [urls[n] for n in claim.citations if n in urls],
                 "support_judgment": gold.judgment,
                 "evidence_sentences": gold.evidence,
-                "unsupported_assertions": gold.unsupported_assertions,
+                "unsupported_assertions": judgments.stored_assertions(gold.unsupported_assertions),
                 "created_at": iso(gold.created_at),
                 "updated_at": iso(gold.updated_at),
                 "submitted_at": None,

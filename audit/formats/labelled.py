@@ -61,7 +61,8 @@ class Judged:
     judgment: str
     wrong_citation_passage: int | None
     evidence: list[dict[str, Any]]
-    unsupported_assertions: list[str]
+    # [{"text", "start", "end", "note"}]: spans of the claim as judged, then free text
+    unsupported_assertions: list[dict[str, Any]]
     verification_worthy: bool
     answers_question: bool
 

@@ -70,6 +70,9 @@ class Dashboard:
     confusion: ConfusionMatrix  # rows: sheet A (or the pair's first), columns: sheet B
     confusion_binary: ConfusionMatrix
     evidence_jaccard: float | None
+    # Token F1 between two sheets' evidence spans and between their unsupported spans.
+    evidence_f1: float | None
+    unsupported_f1: float | None
     matcher: MatcherAcceptance
     raters: tuple[RaterScore, ...]
     # Everyone with a submitted sheet under the system filter, by username: the pair choice.
@@ -245,12 +248,16 @@ def _set_stats(audit_set: AuditSet, system: str, reviewers: tuple[Reviewer, ...]
     profiles: dict[agreement.Profile, int] = defaultdict(int)
     letters: dict[tuple[str, str], int] = defaultdict(int)
     claims = jaccard_n = 0
-    jaccard_sum = 0.0
+    jaccard_sum = evidence_f1_sum = unsupported_f1_sum = 0.0
     for row in (
         ClaimFact.objects.filter(_scope(audit_set, system))
         .values("profile", "judgment_a", "judgment_b")
         .annotate(
-            n=Count("pk"), jaccards=Count("evidence_jaccard"), jaccard=Sum("evidence_jaccard")
+            n=Count("pk"),
+            jaccards=Count("evidence_jaccard"),
+            jaccard=Sum("evidence_jaccard"),
+            evidence_f1=Sum("evidence_f1"),
+            unsupported_f1=Sum("unsupported_f1"),
         )
         .order_by()
     ):
@@ -258,8 +265,11 @@ def _set_stats(audit_set: AuditSet, system: str, reviewers: tuple[Reviewer, ...]
         profiles[agreement.profile_from_key(row["profile"])] += row["n"]
         if row["judgment_a"]:
             letters[row["judgment_a"], row["judgment_b"]] += row["n"]
+        # The F1 columns are null exactly where the Jaccard is: below two sheets.
         jaccard_n += row["jaccards"]
         jaccard_sum += row["jaccard"] or 0.0
+        evidence_f1_sum += row["evidence_f1"] or 0.0
+        unsupported_f1_sum += row["unsupported_f1"] or 0.0
     rows = list(
         PairFact.objects.filter(_scope(audit_set, system))
         .values("reviewer_a", "reviewer_b", "judgment_a", "judgment_b")
@@ -285,6 +295,8 @@ def _set_stats(audit_set: AuditSet, system: str, reviewers: tuple[Reviewer, ...]
             letters, rows="first", cols="second", binary=True
         ),
         "evidence_jaccard": jaccard_sum / jaccard_n if jaccard_n else None,
+        "evidence_f1": evidence_f1_sum / jaccard_n if jaccard_n else None,
+        "unsupported_f1": unsupported_f1_sum / jaccard_n if jaccard_n else None,
     }
 
 
@@ -298,7 +310,7 @@ def _pair_stats(
     first, second = pair
     cells: dict[tuple[str, str], int] = defaultdict(int)
     shared = 0
-    jaccard_sum = 0.0
+    jaccard_sum = evidence_f1_sum = unsupported_f1_sum = 0.0
     for row in (
         PairFact.objects.filter(
             _scope(audit_set, system),
@@ -306,13 +318,20 @@ def _pair_stats(
             | Q(reviewer_a=second.pk, reviewer_b=first.pk),
         )
         .values("reviewer_a", "judgment_a", "judgment_b")
-        .annotate(n=Count("pk"), jaccard=Sum("evidence_jaccard"))
+        .annotate(
+            n=Count("pk"),
+            jaccard=Sum("evidence_jaccard"),
+            evidence_f1=Sum("evidence_f1"),
+            unsupported_f1=Sum("unsupported_f1"),
+        )
         .order_by()
     ):
         a, b = row["judgment_a"], row["judgment_b"]
         cells[(a, b) if row["reviewer_a"] == first.pk else (b, a)] += row["n"]
         shared += row["n"]
         jaccard_sum += row["jaccard"] or 0.0
+        evidence_f1_sum += row["evidence_f1"] or 0.0
+        unsupported_f1_sum += row["unsupported_f1"] or 0.0
     profiles: dict[agreement.Profile, int] = defaultdict(int)
     for (a, b), n in cells.items():
         profiles[agreement.unit_profile((a, b))] += n
@@ -327,6 +346,8 @@ def _pair_stats(
             cells, rows=first.username, cols=second.username, binary=True
         ),
         "evidence_jaccard": jaccard_sum / shared if shared else None,
+        "evidence_f1": evidence_f1_sum / shared if shared else None,
+        "unsupported_f1": unsupported_f1_sum / shared if shared else None,
     }
 
 

@@ -206,7 +206,10 @@ def _from_data(claim: Claim, data: GoldData) -> dict:
         # Only a wrong citation names a passage; a leftover choice would read as a finding.
         "wrong_citation_passage": wrong if data.judgment == judgments.WRONG_CITATION else None,
         "evidence": checked_evidence(data.evidence, passages),
-        "unsupported_assertions": judgments.checked_assertions(data.unsupported_assertions),
+        # Gold has no snapshot of its own: its spans index the claim as it stands.
+        "unsupported_assertions": judgments.checked_assertions(
+            data.unsupported_assertions, claim.text
+        ),
         **{name: getattr(data, name) for name in judgments.FLAG_NAMES},
         "source": Adjudication.Source.EDITED,
         "from_sheet": None,

@@ -63,6 +63,10 @@ def compare_sheets(sheets: Sequence[AuditSheet], *, threshold: float) -> Compari
     unanimous = True
     for a, b in pairs:
         a_keys, b_keys = evidence_keys(a.evidence), evidence_keys(b.evidence)
+        said = {
+            "a_assertions": judgments.assertion_keys(a.unsupported_assertions),
+            "b_assertions": judgments.assertion_keys(b.unsupported_assertions),
+        }
         found = agreement.disagreement(
             a.judgment,
             b.judgment,
@@ -71,6 +75,7 @@ def compare_sheets(sheets: Sequence[AuditSheet], *, threshold: float) -> Compari
             a_evidence=a_keys,
             b_evidence=b_keys,
             jaccard_threshold=threshold,
+            **said,
         )
         jaccards.append(agreement.evidence_jaccard(a_keys, b_keys))
         if found is not None:
@@ -82,6 +87,7 @@ def compare_sheets(sheets: Sequence[AuditSheet], *, threshold: float) -> Compari
             b_wrong_passage=b.wrong_citation_passage_id,
             a_evidence=a_keys,
             b_evidence=b_keys,
+            **said,
         )
     jaccard = sum(jaccards) / len(jaccards)
     if severities:
@@ -215,7 +221,8 @@ def _compare_chunk(ids: list[int]) -> CompareSummary:
 
 def _unanimous_gold(claim: Claim, sheets: list[AuditSheet]) -> Adjudication:
     first = sheets[0]
-    assertions = list(dict.fromkeys(a for s in sheets for a in s.unsupported_assertions))
+    # The sheets name the same assertions (is_unanimous); their notes are all kept.
+    assertions = judgments.merged_assertions(s.unsupported_assertions for s in sheets)
     return Adjudication(
         claim_id=claim.pk,
         judgment=first.judgment,

@@ -67,12 +67,14 @@ def _write_chunk(ids: list[int], get_model: GetModel) -> int:
         .values_list("claim_id", "reviewer_id")
     )
     sheets: dict[int, list[agreement.CountedSheet]] = defaultdict(list)
-    for pk, claim_id, reviewer_id, judgment, evidence in (
+    for pk, claim_id, reviewer_id, judgment, evidence, assertions in (
         get_model("audit", "AuditSheet")
         .objects.filter(claim_id__in=ids, status=SUBMITTED)
         .exclude(judgment="")
         .order_by("pk")
-        .values_list("pk", "claim_id", "reviewer_id", "judgment", "evidence")
+        .values_list(
+            "pk", "claim_id", "reviewer_id", "judgment", "evidence", "unsupported_assertions"
+        )
     ):
         if (claim_id, reviewer_id) in assigned and claim_id in claims:
             sheets[claim_id].append(
@@ -81,6 +83,8 @@ def _write_chunk(ids: list[int], get_model: GetModel) -> int:
                     rater=reviewer_id,
                     judgment=judgment,
                     evidence=judgments.stored_spans(evidence),
+                    evidence_tokens=judgments.evidence_tokens(evidence),
+                    assertion_tokens=judgments.assertion_tokens(assertions),
                 )
             )
     if not sheets:
@@ -124,6 +128,8 @@ def _write_chunk(ids: list[int], get_model: GetModel) -> int:
                 judgment_a=pair.judgment_a,
                 judgment_b=pair.judgment_b,
                 evidence_jaccard=pair.evidence_jaccard,
+                evidence_f1=pair.evidence_f1,
+                unsupported_f1=pair.unsupported_f1,
             )
             for pair in facts.pairs
         ]
@@ -133,6 +139,8 @@ def _write_chunk(ids: list[int], get_model: GetModel) -> int:
                 sheets=len(counted),
                 profile=facts.profile,
                 evidence_jaccard=facts.evidence_jaccard,
+                evidence_f1=facts.evidence_f1,
+                unsupported_f1=facts.unsupported_f1,
                 judgment_a=facts.judgment_a,
                 judgment_b=facts.judgment_b,
             )

@@ -427,7 +427,9 @@ def _apply(sheet: AuditSheet, data: SheetData) -> None:
     sheet.wrong_citation_passage = named_passage(data.wrong_citation_passage, passages)
     for name in judgments.FLAG_NAMES:
         setattr(sheet, name, getattr(data, name))
-    sheet.unsupported_assertions = judgments.checked_assertions(data.unsupported_assertions)
+    sheet.unsupported_assertions = judgments.checked_assertions(
+        data.unsupported_assertions, sheet.answer_statement
+    )
     sheet.notes = data.notes
 
 

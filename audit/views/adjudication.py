@@ -3,6 +3,7 @@ resolving one claim into gold next to its sheets, and a claim's full history."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -221,7 +222,12 @@ def claim_history(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             return judgments.JUDGMENT_LABELS.get(value, value)
         if name == "evidence":
             return "; ".join(f"[{e['passage']}] {e['text']}" for e in value)
-        if name in ("unsupported_assertions", "cited_urls"):
+        if name == "unsupported_assertions":
+            return "; ".join(
+                a["text"] + (f" ({a['note']})" if a["note"] else "")
+                for a in judgments.stored_assertions(value)
+            )
+        if name == "cited_urls":
             return "; ".join(value)
         if name == "wrong_citation_passage":
             return f"[{positions[value]}]" if value in positions else "(deleted passage)"
@@ -312,6 +318,7 @@ def _values(
             "wrong": data.get("wrong_citation_passage", ""),
             "flags": _flags({n: bool(data.get(n)) for n in judgments.FLAG_NAMES}),
             "assertions": data.get("unsupported_assertions", ""),
+            "assertion_spans": display.posted_assertions(data.getlist("unsupported_item")),
             "reason": data.get("reason", ""),
             "note": data.get("note", ""),
             "flag": bool(data.get("flag")),
@@ -321,6 +328,7 @@ def _values(
             "version": data.get("version", gold.version if gold else 0),
         }
     if gold is not None:
+        stored = judgments.stored_assertions(gold.unsupported_assertions)
         return {
             "judgment": gold.judgment,
             "evidence": set(judgments.stored_spans(gold.evidence)),
@@ -328,7 +336,8 @@ def _values(
             if gold.wrong_citation_passage
             else "",
             "flags": _flags({n: getattr(gold, n) for n in judgments.FLAG_NAMES}),
-            "assertions": "\n".join(gold.unsupported_assertions),
+            "assertions": "\n".join(a["text"] for a in stored if a["start"] is None),
+            "assertion_spans": [a for a in stored if a["start"] is not None],
             "reason": gold.reason,
             "note": gold.note,
             "flag": False,
@@ -344,8 +353,13 @@ def _values(
         s.wrong_citation_passage.position if s.wrong_citation_passage else None for s in sheets
     }
     evidence = [set(judgments.stored_spans(s.evidence)) for s in sheets]
-    assertions = [set(s.unsupported_assertions) for s in sheets]
-    shared_assertions = set.intersection(*assertions) if assertions else set()
+    keys = [judgments.assertion_keys(s.unsupported_assertions) for s in sheets]
+    shared = frozenset.intersection(*keys) if keys else frozenset()
+    agreed = [
+        a
+        for a in judgments.merged_assertions(s.unsupported_assertions for s in sheets)
+        if judgments.assertion_key(a) in shared
+    ]
     return {
         "judgment": said.pop() if len(said) == 1 else "",
         "evidence": set.intersection(*evidence) if evidence else set(),
@@ -354,11 +368,8 @@ def _values(
         "flags": _flags(
             {n: any(getattr(s, n) for s in sheets) for n in judgments.FLAG_NAMES} if sheets else {}
         ),
-        "assertions": "\n".join(
-            a
-            for a in dict.fromkeys(a for s in sheets for a in s.unsupported_assertions)
-            if a in shared_assertions
-        ),
+        "assertions": "\n".join(a["text"] for a in agreed if a["start"] is None),
+        "assertion_spans": [a for a in agreed if a["start"] is not None],
         "reason": "",
         "note": "",
         "flag": False,
@@ -367,6 +378,39 @@ def _values(
         "numbers_override_reason": "",
         "version": 0,
     }
+
+
+def _assertion_candidates(text: str, said: dict[str, list[dict]], chosen: list[dict]) -> list[dict]:
+    """Every unsupported span a sheet or the gold form holds, once per (start, end): who
+    marked it, their notes, and whether gold has it. Posted back with its text, so a claim
+    whose text changed since refuses it instead of shifting it."""
+    spans: dict[tuple[int, int], dict] = {}
+    for letter, items in [*said.items(), ("", chosen)]:
+        for item in items:
+            entry = spans.setdefault(
+                (item["start"], item["end"]),
+                {"start": item["start"], "end": item["end"], "by": [], "notes": []},
+            )
+            if letter:
+                entry["by"].append(letter)
+            if item["note"] and item["note"] not in entry["notes"]:
+                entry["notes"].append(item["note"])
+    picked = {(a["start"], a["end"]) for a in chosen}
+    candidates = []
+    for (start, end), entry in sorted(spans.items()):
+        note = "; ".join(entry["notes"])
+        candidates.append(
+            {
+                **entry,
+                "text": text[start:end],
+                "note": note,
+                "checked": (start, end) in picked,
+                "json": json.dumps(
+                    {"start": start, "end": end, "text": text[start:end], "note": note}
+                ),
+            }
+        )
+    return candidates
 
 
 def _render_adjudication(
@@ -393,9 +437,15 @@ def _render_adjudication(
     check = getattr(claim, "machine_check", None)
     cards = []
     chosen = {}
+    said: dict[str, list[dict]] = {}  # letter → that sheet's unsupported spans of claim.text
     for i, sheet in enumerate(sheets):
         letter = sheet_letter(i)
         chosen[letter] = set(judgments.stored_spans(sheet.evidence))
+        items = judgments.stored_assertions(sheet.unsupported_assertions)
+        # Spans index the claim as this reviewer saw it; marked on today's text only when
+        # that is the same text.
+        if sheet.answer_statement == claim.text:
+            said[letter] = [a for a in items if a["start"] is not None]
         cards.append(
             {
                 "sheet": sheet,
@@ -405,6 +455,8 @@ def _render_adjudication(
                 "judgment": judgments.JUDGMENT_LABELS.get(sheet.judgment, "—"),
                 "fast": sheet.active_seconds < selectors.FAST_SECONDS,
                 "flags": _flags({n: getattr(sheet, n) for n in judgments.FLAG_NAMES}),
+                "assertions": items,
+                "statement_changed": sheet.answer_statement != claim.text,
             }
         )
     named = {s.wrong_citation_passage.position for s in sheets if s.wrong_citation_passage}
@@ -417,7 +469,8 @@ def _render_adjudication(
         named=named,
     )
     matched = {s.key for v in views for s in v.sentences}
-    # Evidence saved under other sentence boundaries must stay choosable, never vanish.
+    # Evidence that is not a whole sentence (a part of a passage, or a sentence saved under
+    # other boundaries) is offered as its own checkbox, with who chose it: never lost.
     texts = {
         (e["passage"], e["start"], e["end"]): e["text"]
         for source in [*(s.evidence for s in sheets), gold.evidence if gold else []]
@@ -429,10 +482,23 @@ def _render_adjudication(
             "passage": p,
             "text": texts.get((p, s, e), f"{s}–{e}"),
             "checked": (p, s, e) in values["evidence"],
+            "by": [letter for letter, spans in chosen.items() if (p, s, e) in spans],
         }
         for p, s, e in sorted(values["evidence"] | set(texts))
         if judgments.evidence_key(p, s, e) not in matched
     ]
+    gold_spans = display.assertion_views(claim.text, values["assertion_spans"])
+    candidates = _assertion_candidates(claim.text, said, gold_spans)
+    claim_pieces = display.text_pieces(
+        claim.text,
+        0,
+        len(claim.text),
+        [
+            (a["start"], a["end"], f"un-{letter.lower()}")
+            for letter, items in said.items()
+            for a in items
+        ],
+    )
     top_level = list(answer.claims.filter(parent__isnull=True).order_by("order"))
     ctx = {
         "audit_set": audit_set,
@@ -454,6 +520,8 @@ def _render_adjudication(
         "cited_passages": [v for v in views if v.cited or v.chosen],
         "other_passages": [v for v in views if not (v.cited or v.chosen)],
         "orphans": orphans,
+        "claim_pieces": claim_pieces,
+        "assertion_candidates": candidates,
         "uncited_positions": [p.position for p in passages if p.position not in cited],
         "judgment_choices": judgments.JUDGMENTS,
         "reason_choices": Adjudication.Reason.choices,

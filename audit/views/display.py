@@ -5,6 +5,7 @@ Everything here returns plain text pieces with flags; templates escape them.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 
@@ -40,6 +41,41 @@ class PassageView:
     passage: Passage
     sentences: list[SentenceView] = field(default_factory=list)
     highlighted: bool = False
+    tail: list[Piece] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A run of text that one set of marks covers, with its offset in the whole text, so
+    the page can map a selection back to offsets (`data-o`)."""
+
+    text: str
+    start: int
+    tags: frozenset = frozenset()
+
+    def has(self, tag: str) -> bool:
+        return tag in self.tags
+
+    @property
+    def classes(self) -> str:
+        """The tags as CSS classes, each after a space; tags are the pages' own names."""
+        return "".join(f" {tag}" for tag in sorted(self.tags))
+
+
+def text_pieces(
+    text: str, start: int, end: int, spans: list[tuple[int, int, str]] = ()
+) -> list[Piece]:
+    """text[start:end] cut at every boundary of the tagged (start, end, tag) spans."""
+    shifted = [(s - start, e - start, tag) for s, e, tag in spans if s < end and start < e]
+    pieces = []
+    for seg in segment(text[start:end], shifted):
+        # A browser reads "\r\n" as one character: a piece ends after each line break so
+        # that offsets inside the next piece stay exact.
+        at = seg.start + start
+        for line in seg.text.splitlines(keepends=True):
+            pieces.append(Piece(line, at, seg.tags))
+            at += len(line)
+    return pieces
 
 
 @dataclass
@@ -50,6 +86,8 @@ class SentenceView:
     gap: str  # the whitespace between the previous sentence and this one
     highlight_for: list[int] = field(default_factory=list)  # claim orders whose top sentence it is
     rank: int | None = None
+    pieces: list[Piece] = field(default_factory=list)  # the sentence, cut at marked spans
+    gap_pieces: list[Piece] = field(default_factory=list)
 
 
 def answer_pieces(
@@ -88,29 +126,39 @@ def marker_links(numbers: tuple[int, ...], n_passages: int) -> list[MarkerLink]:
 
 
 def passage_views(
-    passages: list[Passage], highlights: dict[int, list[tuple[int, int, int]]]
+    passages: list[Passage],
+    highlights: dict[int, list[tuple[int, int, int]]],
+    spans: dict[int, list[tuple[int, int, str]]] | None = None,
 ) -> list[PassageView]:
     """Passages split into sentences, with the matcher's top sentences marked.
 
-    `highlights` maps a passage position to (start, end, claim order) triples.
+    `highlights` maps a passage position to (start, end, claim order) triples; `spans` maps
+    it to tagged (start, end, tag) spans that cut each sentence and gap into pieces.
     """
     views = []
     for passage in passages:
         marks = highlights.get(passage.position, [])
+        tagged = (spans or {}).get(passage.position, [])
         view = PassageView(passage=passage, highlighted=bool(marks))
         previous_end = 0
-        for start, end in matching.sentence_spans(passage.text):
+        text = passage.text
+        for start, end in matching.sentence_spans(text):
             orders = sorted({o for s, e, o in marks if s < end and start < e})
             view.sentences.append(
                 SentenceView(
                     start=start,
                     end=end,
-                    text=passage.text[start:end],
-                    gap=passage.text[previous_end:start],
+                    text=text[start:end],
+                    gap=text[previous_end:start],
                     highlight_for=orders,
+                    pieces=text_pieces(text, start, end, tagged),
+                    gap_pieces=text_pieces(text, previous_end, start, tagged),
                 )
             )
             previous_end = end
+        if view.sentences and previous_end < len(text):
+            # Text after the last sentence (trailing space) still counts for offsets.
+            view.tail = text_pieces(text, previous_end, len(text), tagged)
         views.append(view)
     return views
 
@@ -159,9 +207,13 @@ class MarkedSentence:
     key: str  # "passage:start:end", as the evidence checkboxes post it
     text: str
     gap: str
-    chosen_by: list[str]  # sheet letters, "A", "B", …
+    chosen_by: list[str]  # sheet letters, "A", "B", …: the whole sentence is their evidence
     hint: bool
     selected: bool
+    # The sentence and the gap before it cut where any sheet's evidence starts or ends;
+    # tags "ev-a", "ev-b", … say whose evidence covers a piece.
+    pieces: list[Piece] = field(default_factory=list)
+    gap_pieces: list[Piece] = field(default_factory=list)
 
 
 @dataclass
@@ -170,6 +222,7 @@ class MarkedPassage:
     sentences: list[MarkedSentence]
     cited: bool
     chosen: bool  # a reviewer chose evidence here, or named it as the right citation
+    tail: list[Piece] = field(default_factory=list)
 
 
 def marked_passages(
@@ -181,11 +234,15 @@ def marked_passages(
     selected: set[tuple[int, int, int]],
     named: set[int] = frozenset(),
 ) -> list[MarkedPassage]:
-    """Passages split into sentences marked with each sheet's evidence (by letter), the
-    matcher's hints and the gold selection. `named` are positions a sheet named as the
-    right citation."""
+    """Passages split into sentences marked with each sheet's evidence (by letter, down to
+    the character: pieces tagged "ev-a", "ev-b", …), the matcher's hints and the gold
+    selection. `named` are positions a sheet named as the right citation."""
+    tagged: dict[int, list[tuple[int, int, str]]] = {}
+    for letter, spans in chosen.items():
+        for position, start, end in spans:
+            tagged.setdefault(position, []).append((start, end, f"ev-{letter.lower()}"))
     views = []
-    for view in passage_views(passages, {}):
+    for view in passage_views(passages, {}, tagged):
         position = view.passage.position
         sentences = []
         for s in view.sentences:
@@ -198,6 +255,8 @@ def marked_passages(
                     chosen_by=[letter for letter, keys in chosen.items() if key in keys],
                     hint=key in hints,
                     selected=key in selected,
+                    pieces=s.pieces,
+                    gap_pieces=s.gap_pieces,
                 )
             )
         views.append(
@@ -205,8 +264,69 @@ def marked_passages(
                 passage=view.passage,
                 sentences=sentences,
                 cited=position in cited,
-                chosen=position in named or any(s.chosen_by for s in sentences),
+                chosen=position in named or bool(tagged.get(position)),
+                tail=view.tail,
             )
+        )
+    return views
+
+
+def sentence_keys(passages: list[Passage]) -> set[tuple[int, int, int]]:
+    """Every (position, start, end) sentence of the passages, as the pages cut them."""
+    return {
+        (p.position, start, end) for p in passages for start, end in matching.sentence_spans(p.text)
+    }
+
+
+def evidence_parts(
+    passages: list[Passage], spans: set[tuple[int, int, int]]
+) -> tuple[dict[int, list[tuple[int, int]]], list[tuple[int, int, int]]]:
+    """Evidence spans that are not whole sentences, by passage position and sorted (shown
+    as marks in the passage and listed under it), and those that fit no passage at all."""
+    texts = {p.position: p.text for p in passages}
+    sentences = sentence_keys(passages)
+    parts: dict[int, list[tuple[int, int]]] = {}
+    lost = []
+    for position, start, end in sorted(spans - sentences):
+        text = texts.get(position)
+        if text is None or not 0 <= start < end <= len(text):
+            lost.append((position, start, end))
+        else:
+            parts.setdefault(position, []).append((start, end))
+    return parts, lost
+
+
+def posted_assertions(values: list[str]) -> list[dict]:
+    """Unsupported spans as a page posted them (JSON items), for showing them again after a
+    refused save; anything malformed is left out (the form has said why)."""
+    items = []
+    for raw in values:
+        try:
+            item = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(item, dict) and isinstance(item.get("start"), int):
+            items.append(judgments.assertion_item(item))
+    return items
+
+
+def assertion_views(statement: str, items: list[dict]) -> list[dict]:
+    """Span items of a statement as the pages list them, with the JSON a page posts back."""
+    views = []
+    for item in items:
+        start, end = item["start"], item["end"]
+        if not (
+            isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(statement)
+        ):
+            continue
+        views.append(
+            {
+                "start": start,
+                "end": end,
+                "text": statement[start:end],
+                "note": item["note"],
+                "json": json.dumps({"start": start, "end": end, "note": item["note"]}),
+            }
         )
     return views
 

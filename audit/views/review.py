@@ -353,18 +353,31 @@ def _values(sheet: AuditSheet, form: SheetForm | None) -> dict:
             "wrong": data.get("wrong_citation_passage", ""),
             "flags": judgments.flag_inputs({n: bool(data.get(n)) for n in judgments.FLAG_NAMES}),
             "assertions": data.get("unsupported_assertions", ""),
+            "assertion_spans": display.posted_assertions(data.getlist("unsupported_item")),
             "notes": data.get("notes", ""),
             "version": data.get("version", sheet.version),
         }
+    stored = judgments.stored_assertions(sheet.unsupported_assertions)
     return {
         "judgment": sheet.judgment,
         "evidence": {judgments.stored_key(e) for e in sheet.evidence},
         "wrong": str(sheet.wrong_citation_passage.position) if sheet.wrong_citation_passage else "",
         "flags": judgments.flag_inputs({n: getattr(sheet, n) for n in judgments.FLAG_NAMES}),
-        "assertions": "\n".join(sheet.unsupported_assertions),
+        "assertions": "\n".join(a["text"] for a in stored if a["start"] is None),
+        "assertion_spans": [a for a in stored if a["start"] is not None],
         "notes": sheet.notes,
         "version": sheet.version,
     }
+
+
+def _suggestions(statement: str, passages: list) -> list[tuple[int, int]]:
+    """The matcher's suggested unsupported spans of the claim against its cited passages:
+    computed for the page (a few milliseconds), never stored in the sheet. A claim whose
+    cited passages hold no text gets none: the whole claim would be "unsupported"."""
+    texts = [p.text for p in passages if p.text.strip()]
+    if not texts or not statement.strip():
+        return []
+    return [(s.start, s.end) for s in matching.unsupported_spans(statement, texts)]
 
 
 def _render_review(
@@ -387,31 +400,57 @@ def _render_review(
     for rank, h in enumerate(judgments.machine_hints(check.highlights if check else []), start=1):
         marks.setdefault(h["passage"], []).append((h["start"], h["end"], rank))
 
-    matched: set[str] = set()
+    # Evidence that is not a whole sentence (a selection, a trimmed sentence, or a sentence
+    # saved under other boundaries) is marked in its passage and listed under it.
+    parts, lost = display.evidence_parts(passages, judgments.evidence_spans(values["evidence"]))
+    tagged = {n: [(s, e, "ev") for s, e in spans] for n, spans in parts.items()}
     cited_views, other_views = [], []
-    for view in display.passage_views(passages, marks):
+    for view in display.passage_views(passages, marks, tagged):
         position = view.passage.position
         sentences = []
         for s in view.sentences:
             key = judgments.evidence_key(position, s.start, s.end)
-            matched.add(key)
             sentences.append(
                 {
                     "key": key,
-                    "text": s.text,
-                    "gap": s.gap,
+                    "start": s.start,
+                    "end": s.end,
+                    "pieces": s.pieces,
+                    "gap_pieces": s.gap_pieces,
                     "rank": min(s.highlight_for) if s.highlight_for else None,
                     "selected": key in values["evidence"],
                 }
             )
-        entry = {"passage": view.passage, "sentences": sentences}
+        entry = {
+            "passage": view.passage,
+            "sentences": sentences,
+            "tail": view.tail,
+            "parts": [
+                {
+                    "key": judgments.evidence_key(position, s, e),
+                    "start": s,
+                    "end": e,
+                    "text": view.passage.text[s:e],
+                }
+                for s, e in parts.get(position, [])
+            ],
+        }
         (cited_views if position in cited else other_views).append(entry)
-    # Evidence saved under other sentence boundaries (a newer splitter) must not be lost.
-    by_key = {judgments.stored_key(e): e for e in sheet.evidence}
     orphans = [
-        by_key.get(key, {"passage": key.partition(":")[0], "text": key})
-        for key in sorted(values["evidence"] - matched)
+        {"key": judgments.evidence_key(*span), "passage": span[0], "text": f"{span[1]}–{span[2]}"}
+        for span in lost
     ]
+
+    statement = sheet.answer_statement
+    assertion_spans = display.assertion_views(statement, values["assertion_spans"])
+    suggestions = _suggestions(statement, [p for p in passages if p.position in cited])
+    claim_pieces = display.text_pieces(
+        statement,
+        0,
+        len(statement),
+        [(a["start"], a["end"], "un") for a in assertion_spans]
+        + [(s, e, "un-hint") for s, e in suggestions],
+    )
 
     top_level = list(answer.claims.filter(parent__isnull=True).order_by("order"))
     pieces = display.answer_pieces(answer, top_level, current=claim.parent_id or claim.pk)
@@ -449,9 +488,17 @@ def _render_review(
         "cited_passages": cited_views,
         "other_passages": other_views,
         "other_open": any(s["selected"] for v in other_views for s in v["sentences"])
+        or any(v["parts"] for v in other_views)
         or values["wrong"] != "",
         "orphans": orphans,
         "evidence_count": len(values["evidence"]),
+        "claim_pieces": claim_pieces,
+        "assertion_spans": assertion_spans,
+        "suggestions": [
+            {"start": s, "end": e, "text": statement[s:e]}
+            for s, e in suggestions
+            if not any(a["start"] <= s and e <= a["end"] for a in assertion_spans)
+        ],
         "uncited_positions": [p.position for p in passages if p.position not in cited],
         "judgment_choices": judgments.JUDGMENTS,
         "position": place.position,

@@ -31,6 +31,199 @@ tabStore("citeaudit.page", String(PAGE_NUMBER));
 // other page drops them, so they never linger in the tab.
 if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
 
+/* ============================================================ spans of a shown text ==
+ * The claim and each passage are shown as pieces, <span class="pt" data-o="N">, N being the
+ * offset of the piece's first character in the text the server has (in code points, as
+ * Python counts). A selection is read back as offsets through them, and marks are painted
+ * by cutting pieces further and setting classes: text only ever goes into text nodes.
+ */
+const Spans = (function () {
+  const WORD = /[\p{L}\p{N}\p{M}_]/u;
+
+  function pieces(box) {
+    return Array.from(box.querySelectorAll(".pt"));
+  }
+  function startOf(piece) {
+    return Number(piece.dataset.o);
+  }
+  function length(text) {
+    return Array.from(text).length;
+  }
+  // The index in `text` (UTF-16, as the DOM counts) of its code point number `n`.
+  function unitIndex(text, n) {
+    return Array.from(text).slice(0, n).join("").length;
+  }
+
+  function textOf(box) {
+    return pieces(box)
+      .map(function (piece) {
+        return piece.textContent;
+      })
+      .join("");
+  }
+
+  // The offset of a DOM boundary point (node, offset) inside box.
+  function offsetAt(box, node, offset) {
+    const probe = document.createRange();
+    probe.setStart(node, offset);
+    const all = pieces(box);
+    for (let i = 0; i < all.length; i += 1) {
+      const text = all[i].firstChild;
+      if (!text) continue;
+      if (node === text) {
+        // The end of a piece is the start of the next: exact even where the browser
+        // shortened a line break inside this one.
+        if (offset >= text.length && all[i + 1]) return startOf(all[i + 1]);
+        return startOf(all[i]) + length(text.data.slice(0, offset));
+      }
+      if (probe.comparePoint(text, 0) >= 0) return startOf(all[i]);
+    }
+    const last = all[all.length - 1];
+    return last ? startOf(last) + length(last.textContent) : 0;
+  }
+
+  // The DOM boundary point of an offset; `end` prefers the end of a piece to the start of
+  // the next, so a selection never ends in the piece after it.
+  function pointAt(box, offset, end) {
+    const all = pieces(box);
+    for (let i = 0; i < all.length; i += 1) {
+      const text = all[i].firstChild;
+      if (!text) continue;
+      const from = startOf(all[i]);
+      const to = from + length(text.data);
+      if (offset >= from && (end ? offset <= to : offset < to)) {
+        return [text, unitIndex(text.data, offset - from)];
+      }
+    }
+    return null;
+  }
+
+  // The selection's offsets in box, widened to whole words and trimmed of spaces; null
+  // when nothing of box is selected.
+  function selected(box) {
+    const raw = rawSelected(box);
+    return raw ? words(Array.from(textOf(box)), raw[0], raw[1]) : null;
+  }
+
+  function rawSelected(box) {
+    const selection = document.getSelection();
+    if (!selection || selection.isCollapsed || !selection.rangeCount) return null;
+    const range = selection.getRangeAt(0);
+    if (!box.contains(range.startContainer) || !box.contains(range.endContainer)) return null;
+    const start = offsetAt(box, range.startContainer, range.startOffset);
+    const end = offsetAt(box, range.endContainer, range.endOffset);
+    return end > start ? [start, end] : null;
+  }
+
+  function words(chars, start, end) {
+    const isWord = function (i) {
+      return i >= 0 && i < chars.length && WORD.test(chars[i]);
+    };
+    while (start > 0 && isWord(start - 1) && isWord(start)) start -= 1;
+    while (end < chars.length && isWord(end) && isWord(end - 1)) end += 1;
+    while (start < end && /\s/u.test(chars[start])) start += 1;
+    while (end > start && /\s/u.test(chars[end - 1])) end -= 1;
+    return end > start ? [start, end] : null;
+  }
+
+  // Every word of box as [start, end].
+  function wordSpans(box) {
+    const chars = Array.from(textOf(box));
+    const found = [];
+    let start = -1;
+    for (let i = 0; i <= chars.length; i += 1) {
+      const word = i < chars.length && WORD.test(chars[i]);
+      if (word && start < 0) start = i;
+      if (!word && start >= 0) {
+        found.push([start, i]);
+        start = -1;
+      }
+    }
+    return found;
+  }
+
+  function select(box, start, end) {
+    const from = pointAt(box, start, false);
+    const to = pointAt(box, end, true);
+    if (!from || !to) return;
+    document.getSelection().setBaseAndExtent(from[0], from[1], to[0], to[1]);
+  }
+
+  function slice(box, start, end) {
+    return Array.from(textOf(box)).slice(start, end).join("");
+  }
+
+  // Spans that overlap or touch made one, sorted (as the server stores them).
+  function merge(spans) {
+    const sorted = spans
+      .map(function (s) {
+        return [s[0], s[1]];
+      })
+      .sort(function (a, b) {
+        return a[0] - b[0] || a[1] - b[1];
+      });
+    const merged = [];
+    sorted.forEach(function (span) {
+      const last = merged[merged.length - 1];
+      if (last && span[0] <= last[1]) last[1] = Math.max(last[1], span[1]);
+      else merged.push(span);
+    });
+    return merged;
+  }
+
+  // Make a piece boundary at `offset`.
+  function cut(box, offset) {
+    pieces(box).some(function (piece) {
+      const text = piece.textContent;
+      const from = startOf(piece);
+      if (offset <= from || offset >= from + length(text)) return false;
+      const at = unitIndex(text, offset - from);
+      const rest = piece.cloneNode(false);
+      rest.textContent = text.slice(at);
+      rest.dataset.o = String(offset);
+      piece.textContent = text.slice(0, at);
+      piece.after(rest);
+      return true;
+    });
+  }
+
+  // Give class `name` to exactly the pieces inside `spans`.
+  function paint(box, name, spans) {
+    spans.forEach(function (span) {
+      cut(box, span[0]);
+      cut(box, span[1]);
+    });
+    pieces(box).forEach(function (piece) {
+      const from = startOf(piece);
+      const to = from + length(piece.textContent);
+      piece.classList.toggle(
+        name,
+        spans.some(function (span) {
+          return span[0] <= from && to <= span[1];
+        })
+      );
+    });
+  }
+
+  return {
+    selected: selected,
+    rawSelected: rawSelected,
+    wordSpans: wordSpans,
+    select: select,
+    slice: slice,
+    merge: merge,
+    paint: paint,
+  };
+})();
+
+function spanButton(label, className) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = className;
+  button.textContent = label;
+  return button;
+}
+
 /* ======================================================================== review page ==
  * Autosave with version check and retry, active-time counting, evidence toggles, keyboard
  * shortcuts. Everything here has a no-JavaScript fallback in the markup (plain form posts).
@@ -320,12 +513,24 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
 
   // ---- what triggers a save
   form.addEventListener("change", function (event) {
-    if (event.target.hasAttribute("data-no-autosave")) return;
-    if (event.target.classList.contains("sent-toggle")) updateEvidenceCount();
+    const t = event.target;
+    if (t.hasAttribute("data-no-autosave") || t.classList.contains("note-input")) return;
+    if (t.classList.contains("sent-toggle")) setChosen(t.closest(".passage-text"), chosenIn(t.closest(".passage-text")));
+    if (t.classList.contains("orphan-toggle")) updateEvidenceCount();
     schedule(SELECT_DELAY_MS);
   });
   form.addEventListener("input", function (event) {
     const t = event.target;
+    if (t.classList.contains("note-input")) {
+      const item = t.closest("li");
+      item.querySelector("input[name=unsupported_item]").value = itemValue({
+        start: Number(item.dataset.start),
+        end: Number(item.dataset.end),
+        note: t.value,
+      });
+      schedule(TYPING_DELAY_MS);
+      return;
+    }
     if (t.hasAttribute("data-no-autosave") || t.tagName !== "TEXTAREA") return;
     schedule(TYPING_DELAY_MS);
   });
@@ -420,6 +625,25 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
         control.value = posted.length ? posted[0] : "";
       }
     });
+    // Parts of passages and spans of the claim live in hidden inputs: rebuild them.
+    passageBoxes.forEach(function (box) {
+      const spans = [];
+      (values.evidence || []).forEach(function (key) {
+        const parts = key.split(":").map(Number);
+        if (parts.length === 3 && String(parts[0]) === box.dataset.passage) spans.push([parts[1], parts[2]]);
+      });
+      setChosen(box, spans);
+    });
+    const items = [];
+    (values.unsupported_item || []).forEach(function (raw) {
+      try {
+        const item = JSON.parse(raw);
+        if (Number.isInteger(item.start) && Number.isInteger(item.end)) items.push({ start: item.start, end: item.end, note: String(item.note || "") });
+      } catch (error) {
+        // Not one of this page's items: leave it out.
+      }
+    });
+    setAssertions(items);
   }
 
   function takePending() {
@@ -454,11 +678,13 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
     if (activeSeconds >= 30 && stored && !inflight && !timer && !retryTimer && !stale && !readOnly) save();
   }, HEARTBEAT_MS);
 
-  // ---- evidence sentences
+  // ---- evidence: whole sentences (checkboxes) and parts of passages (listed under them)
   const countBox = document.getElementById("evidence-count");
   function updateEvidenceCount() {
-    const n = form.querySelectorAll("input.sent-toggle:checked").length;
-    countBox.textContent = n + " evidence sentence" + (n === 1 ? "" : "s") + " selected";
+    const n =
+      form.querySelectorAll("input.sent-toggle:checked, input.orphan-toggle:checked").length +
+      form.querySelectorAll(".evidence-parts li").length;
+    countBox.textContent = n + " evidence span" + (n === 1 ? "" : "s") + " selected";
   }
 
   function visibleSentences() {
@@ -476,31 +702,335 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
     all[next].parentElement.scrollIntoView({ block: "nearest" });
   }
 
-  // ---- unsupported assertions from words selected in the claim
-  const claimText = document.getElementById("claim-statement");
-  const addButton = document.getElementById("add-selection");
-  const assertions = document.getElementById("id_unsupported_assertions");
-  let selectedWords = "";
-  document.addEventListener("selectionchange", function () {
-    const selection = document.getSelection();
-    const inside =
-      selection && !selection.isCollapsed && claimText.contains(selection.anchorNode) && claimText.contains(selection.focusNode);
-    const words = inside ? selection.toString().trim() : "";
-    if (words) selectedWords = words;
-    if (!readOnly) addButton.disabled = !selectedWords;
-  });
-  addButton.addEventListener("click", function () {
-    if (!selectedWords) return;
-    const lines = assertions.value.split("\n").map(function (l) {
-      return l.trim();
+  const passageBoxes = Array.from(form.querySelectorAll(".passage-text[data-passage]"));
+  function boxOf(position) {
+    return passageBoxes.find(function (box) {
+      return box.dataset.passage === String(position);
     });
-    if (lines.indexOf(selectedWords) < 0) {
-      assertions.value = (assertions.value.trim() ? assertions.value.replace(/\s+$/, "") + "\n" : "") + selectedWords;
-      schedule(SELECT_DELAY_MS);
+  }
+  function partsOf(box) {
+    return form.querySelector('.evidence-parts[data-passage="' + box.dataset.passage + '"]');
+  }
+  function sentenceLabels(box) {
+    return Array.from(box.querySelectorAll("label.sent"));
+  }
+  function spanOf(element) {
+    return [Number(element.dataset.start), Number(element.dataset.end)];
+  }
+
+  // The evidence chosen in one passage, sentences and parts alike, as [start, end].
+  function chosenIn(box) {
+    const spans = sentenceLabels(box)
+      .filter(function (label) {
+        return label.querySelector("input").checked;
+      })
+      .map(spanOf);
+    Array.from(partsOf(box).children).forEach(function (item) {
+      spans.push(spanOf(item));
+    });
+    return spans;
+  }
+
+  // Show `spans` as the passage's evidence: merged; a span that is a whole sentence ticks
+  // it, any other is a part, marked in the text and listed (with its hidden input).
+  function setChosen(box, spans) {
+    const merged = Spans.merge(spans);
+    const labels = sentenceLabels(box);
+    const sentences = new Set(
+      labels.map(function (label) {
+        return label.dataset.start + ":" + label.dataset.end;
+      })
+    );
+    labels.forEach(function (label) {
+      label.querySelector("input").checked = merged.some(function (span) {
+        return span[0] + ":" + span[1] === label.dataset.start + ":" + label.dataset.end;
+      });
+    });
+    const parts = merged.filter(function (span) {
+      return !sentences.has(span[0] + ":" + span[1]);
+    });
+    partsOf(box).replaceChildren.apply(
+      partsOf(box),
+      parts.map(function (span) {
+        const item = document.createElement("li");
+        item.dataset.start = String(span[0]);
+        item.dataset.end = String(span[1]);
+        const input = document.createElement("input");
+        input.type = "hidden";
+        input.name = "evidence";
+        input.value = box.dataset.passage + ":" + span[0] + ":" + span[1];
+        const quote = document.createElement("q");
+        quote.textContent = Spans.slice(box, span[0], span[1]);
+        item.append(input, quote, " ", spanButton("Remove", "span-remove linkish"));
+        return item;
+      })
+    );
+    Spans.paint(box, "ev", parts);
+    updateEvidenceCount();
+  }
+
+  // A selection inside a chosen span trims that span to it; any other is added.
+  function addEvidence(box, span) {
+    const spans = chosenIn(box);
+    const around = spans.findIndex(function (c) {
+      return c[0] <= span[0] && span[1] <= c[1];
+    });
+    if (around >= 0) spans.splice(around, 1);
+    spans.push(span);
+    setChosen(box, spans);
+    schedule(SELECT_DELAY_MS);
+  }
+
+  function trims(box, span) {
+    return chosenIn(box).some(function (c) {
+      return c[0] <= span[0] && span[1] <= c[1] && (c[0] !== span[0] || c[1] !== span[1]);
+    });
+  }
+
+  // ---- unsupported assertions: spans of the claim, each with a note; free text below
+  const claimBox = document.getElementById("claim-statement");
+  const assertionList = document.getElementById("assertion-list");
+  const suggestionBox = document.getElementById("suggestions");
+
+  function assertionItems() {
+    return Array.from(assertionList.children).map(function (item) {
+      return { start: Number(item.dataset.start), end: Number(item.dataset.end), note: item.querySelector(".note-input").value };
+    });
+  }
+
+  function itemValue(item) {
+    return JSON.stringify({ start: item.start, end: item.end, note: item.note });
+  }
+
+  function setAssertions(items) {
+    const merged = [];
+    items
+      .slice()
+      .sort(function (a, b) {
+        return a.start - b.start || a.end - b.end;
+      })
+      .forEach(function (item) {
+        const last = merged[merged.length - 1];
+        if (last && item.start <= last.end) {
+          last.end = Math.max(last.end, item.end);
+          if (item.note && last.note.split("; ").indexOf(item.note) < 0) last.note = last.note ? last.note + "; " + item.note : item.note;
+        } else {
+          merged.push({ start: item.start, end: item.end, note: item.note || "" });
+        }
+      });
+    assertionList.replaceChildren.apply(
+      assertionList,
+      merged.map(function (item) {
+        const li = document.createElement("li");
+        li.dataset.start = String(item.start);
+        li.dataset.end = String(item.end);
+        const input = document.createElement("input");
+        input.type = "hidden";
+        input.name = "unsupported_item";
+        input.value = itemValue(item);
+        const quote = document.createElement("q");
+        quote.textContent = Spans.slice(claimBox, item.start, item.end);
+        const label = document.createElement("label");
+        label.className = "assertion-note";
+        const note = document.createElement("input");
+        note.type = "text";
+        note.className = "note-input";
+        note.maxLength = 2000;
+        note.placeholder = "e.g. source says 14 days";
+        note.value = item.note;
+        label.append("Note ", note);
+        li.append(input, quote, " ", spanButton("Remove", "span-remove linkish"), label);
+        return li;
+      })
+    );
+    Spans.paint(
+      claimBox,
+      "un",
+      merged.map(function (item) {
+        return [item.start, item.end];
+      })
+    );
+    updateSuggestions();
+  }
+
+  function addAssertion(span) {
+    const items = assertionItems();
+    items.push({ start: span[0], end: span[1], note: "" });
+    setAssertions(items);
+    schedule(SELECT_DELAY_MS);
+    const added = Array.from(assertionList.children).find(function (item) {
+      return Number(item.dataset.start) <= span[0] && span[1] <= Number(item.dataset.end);
+    });
+    return added ? added.querySelector(".note-input") : null;
+  }
+
+  // A suggestion already inside a marked span has nothing left to offer.
+  function openSuggestions() {
+    if (!suggestionBox) return [];
+    const marked = assertionItems();
+    return Array.from(suggestionBox.querySelectorAll("button.suggestion")).filter(function (button) {
+      const span = spanOf(button);
+      button.hidden = marked.some(function (item) {
+        return item.start <= span[0] && span[1] <= item.end;
+      });
+      return !button.hidden && !button.disabled;
+    });
+  }
+  function updateSuggestions() {
+    if (suggestionBox) suggestionBox.hidden = openSuggestions().length === 0;
+  }
+  if (suggestionBox) {
+    suggestionBox.addEventListener("click", function (event) {
+      const button = event.target.closest("button.suggestion");
+      if (!button || readOnly) return;
+      addAssertion(spanOf(button));
+      claimBox.focus();
+    });
+  }
+
+  // ---- the selection: read from the page, added with the button or `a`
+  const addButton = document.getElementById("add-selection");
+  const selectionText = document.getElementById("selection-text");
+  // Where the selection is: the claim, or a passage (box), with its offsets.
+  function currentSelection() {
+    const inClaim = Spans.selected(claimBox);
+    if (inClaim) return { box: claimBox, claim: true, span: inClaim };
+    for (let i = 0; i < passageBoxes.length; i += 1) {
+      const span = Spans.selected(passageBoxes[i]);
+      if (span) return { box: passageBoxes[i], claim: false, span: span };
     }
-    selectedWords = "";
-    addButton.disabled = true;
+    return null;
+  }
+
+  function showSelection() {
+    const found = readOnly ? null : currentSelection();
+    addButton.disabled = !found;
+    if (!found) {
+      addButton.firstChild.textContent = "Add the selection ";
+      selectionText.textContent = "";
+      return;
+    }
+    const words = Spans.slice(found.box, found.span[0], found.span[1]);
+    if (found.claim) addButton.firstChild.textContent = "Mark unsupported ";
+    else if (trims(found.box, found.span)) addButton.firstChild.textContent = "Trim evidence to it ";
+    else addButton.firstChild.textContent = "Add as evidence [" + found.box.dataset.passage + "] ";
+    selectionText.textContent = "“" + (words.length > 80 ? words.slice(0, 79) + "…" : words) + "”";
+  }
+  document.addEventListener("selectionchange", showSelection);
+
+  // Adds what is selected; a span of the claim then takes its note (Enter goes back).
+  function addSelection() {
+    const found = readOnly ? null : currentSelection();
+    if (!found) return false;
+    document.getSelection().removeAllRanges();
+    if (found.claim) {
+      const note = addAssertion(found.span);
+      if (note) note.focus();
+    } else {
+      addEvidence(found.box, found.span);
+    }
+    showSelection();
+    return true;
+  }
+  // Pressing the button must not clear the selection it acts on.
+  addButton.addEventListener("mousedown", function (event) {
+    event.preventDefault();
   });
+  addButton.addEventListener("click", addSelection);
+
+  // Dragging across a sentence selects words; it must not also tick the sentence.
+  form.addEventListener(
+    "click",
+    function (event) {
+      const label = event.target.closest ? event.target.closest("label.sent") : null;
+      if (!label) return;
+      const box = label.closest(".passage-text");
+      if (event.detail > 1 || Spans.rawSelected(box)) {
+        event.preventDefault();
+        if (event.detail === 2) {
+          // A double click selects a word: undo what its first click ticked.
+          const input = label.querySelector("input");
+          input.checked = !input.checked;
+          input.dispatchEvent(new Event("change", { bubbles: true }));
+        }
+      }
+    },
+    true
+  );
+
+  form.addEventListener("click", function (event) {
+    const remove = event.target.closest ? event.target.closest("button.span-remove") : null;
+    if (!remove || readOnly) return;
+    const item = remove.closest("li");
+    const span = spanOf(item);
+    const parts = item.closest(".evidence-parts");
+    if (parts) {
+      const box = boxOf(parts.dataset.passage);
+      setChosen(
+        box,
+        chosenIn(box).filter(function (c) {
+          return c[0] !== span[0] || c[1] !== span[1];
+        })
+      );
+    } else {
+      setAssertions(
+        assertionItems().filter(function (a) {
+          return a.start !== span[0] || a.end !== span[1];
+        })
+      );
+    }
+    schedule(SELECT_DELAY_MS);
+  });
+
+  // Keyboard selection, word by word, on a focused sentence or the focused claim:
+  // ←/→ move the start of the selection, Shift+←/→ its end.
+  function keyboardBox(target) {
+    if (target === claimBox) return { box: claimBox, from: 0 };
+    if (target && target.classList && target.classList.contains("sent-toggle")) {
+      const label = target.parentElement;
+      return { box: label.closest(".passage-text"), from: Number(label.dataset.start) };
+    }
+    return null;
+  }
+
+  function moveSelection(place, key, shift) {
+    const words = Spans.wordSpans(place.box);
+    const now = Spans.rawSelected(place.box);
+    if (!now) {
+      const first = words.find(function (w) {
+        return w[0] >= place.from;
+      });
+      if (first) Spans.select(place.box, first[0], first[1]);
+      return;
+    }
+    let start = now[0];
+    let end = now[1];
+    if (shift && key === "ArrowRight") {
+      const next = words.find(function (w) {
+        return w[1] > end;
+      });
+      if (next) end = next[1];
+    } else if (shift) {
+      const before = words.filter(function (w) {
+        return w[1] < end && w[1] > start;
+      });
+      if (before.length) end = before[before.length - 1][1];
+    } else if (key === "ArrowRight") {
+      const next = words.find(function (w) {
+        return w[0] > start;
+      });
+      if (next) {
+        start = next[0];
+        end = Math.max(end, next[1]);
+      }
+    } else {
+      const before = words.filter(function (w) {
+        return w[0] < start;
+      });
+      if (before.length) start = before[before.length - 1][0];
+    }
+    Spans.select(place.box, start, end);
+  }
 
   // ---- keep the claim in view inside the answer box
   const answerBox = document.getElementById("review-answer");
@@ -535,6 +1065,12 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
       event.preventDefault();
       return;
     }
+    // A note is one line: Enter or Escape ends it and goes back to the claim, never submits.
+    if ((event.key === "Enter" || event.key === "Escape") && target.classList && target.classList.contains("note-input")) {
+      event.preventDefault();
+      claimBox.focus();
+      return;
+    }
     if (typingIn(target)) return;
     if (dialog.open) {
       if (event.key === "?") {
@@ -546,6 +1082,34 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
     const onSentence = target && target.classList && target.classList.contains("sent-toggle");
     const onNothing = !target || target === document.body || target === document.documentElement;
     const key = event.key;
+    const place = keyboardBox(target);
+    if ((key === "ArrowRight" || key === "ArrowLeft") && place && !readOnly) {
+      event.preventDefault();
+      moveSelection(place, key, event.shiftKey);
+      return;
+    }
+    if (key === "a") {
+      if (addSelection()) event.preventDefault();
+      return;
+    }
+    if (key === "u") {
+      const open = openSuggestions();
+      if (open.length && !readOnly) {
+        event.preventDefault();
+        addAssertion(spanOf(open[0]));
+        claimBox.focus();
+      }
+      return;
+    }
+    if (key === "c") {
+      event.preventDefault();
+      claimBox.focus();
+      return;
+    }
+    if (key === "Escape" && !document.getSelection().isCollapsed) {
+      document.getSelection().removeAllRanges();
+      return;
+    }
     if (key >= "1" && key <= "7") {
       const radio = radios[Number(key) - 1];
       if (radio && !radio.disabled) {
@@ -594,7 +1158,6 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
   const pending = takePending();
   if (pending && !readOnly && !stale) {
     restore(pending.fields);
-    updateEvidenceCount();
     replay = { version: pending.version, seq: pending.seq, fields: pending.fields };
     changes += 1;
     say("Saving your last changes…", "pending");
@@ -618,6 +1181,93 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
   form.addEventListener("change", function (event) {
     if (event.target.name === "evidence") updateCount();
   });
+
+  // Words selected in a passage or in the claim become a ticked choice of gold, beside the
+  // sheets' own: the server merges what overlaps.
+  const claimBox = document.getElementById("claim-statement");
+  const passageBoxes = Array.from(form.querySelectorAll(".adj-passage .passage-text[data-passage]"));
+  const addButton = document.getElementById("add-selection");
+  const selectionText = document.getElementById("selection-text");
+  const parts = document.getElementById("gold-parts");
+  const unsupported = document.getElementById("gold-unsupported");
+
+  function currentSelection() {
+    const inClaim = claimBox ? Spans.selected(claimBox) : null;
+    if (inClaim) return { box: claimBox, claim: true, span: inClaim };
+    for (let i = 0; i < passageBoxes.length; i += 1) {
+      const span = Spans.selected(passageBoxes[i]);
+      if (span) return { box: passageBoxes[i], claim: false, span: span };
+    }
+    return null;
+  }
+
+  function showSelection() {
+    const found = currentSelection();
+    addButton.disabled = !found;
+    selectionText.textContent = found ? "“" + Spans.slice(found.box, found.span[0], found.span[1]) + "”" : "";
+  }
+  document.addEventListener("selectionchange", showSelection);
+
+  function choice(name, value, text, where) {
+    const label = document.createElement("label");
+    label.className = "check";
+    const input = document.createElement("input");
+    input.type = "checkbox";
+    input.name = name;
+    input.value = value;
+    input.checked = true;
+    const quote = document.createElement("q");
+    quote.textContent = text;
+    label.append(input, " " + where + " ", quote);
+    return label;
+  }
+
+  function addSelection() {
+    const found = currentSelection();
+    if (!found) return false;
+    const text = Spans.slice(found.box, found.span[0], found.span[1]);
+    if (found.claim) {
+      const value = JSON.stringify({ start: found.span[0], end: found.span[1], text: text, note: "" });
+      unsupported.insertBefore(choice("unsupported_item", value, text, "yours"), unsupported.querySelector("label[for=id_unsupported_assertions]"));
+    } else {
+      const position = found.box.dataset.passage;
+      parts.hidden = false;
+      parts.append(choice("evidence", position + ":" + found.span[0] + ":" + found.span[1], text, "yours [" + position + "]"));
+      updateCount();
+    }
+    document.getSelection().removeAllRanges();
+    return true;
+  }
+  addButton.addEventListener("mousedown", function (event) {
+    event.preventDefault();
+  });
+  addButton.addEventListener("click", addSelection);
+  document.addEventListener("keydown", function (event) {
+    const t = event.target;
+    if (event.key !== "a" || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+    if (t && (t.isContentEditable || ["TEXTAREA", "SELECT"].indexOf(t.tagName) >= 0 || (t.tagName === "INPUT" && ["checkbox", "radio", "button", "submit"].indexOf(t.type) < 0))) return;
+    if (addSelection()) event.preventDefault();
+  });
+
+  // Dragging across a sentence selects words; it must not also tick the sentence.
+  form.addEventListener(
+    "click",
+    function (event) {
+      const label = event.target.closest ? event.target.closest("label.gold-sent") : null;
+      if (!label) return;
+      const box = label.closest(".passage-text");
+      if (event.detail > 1 || Spans.rawSelected(box)) {
+        event.preventDefault();
+        if (event.detail === 2) {
+          // A double click selects a word: undo what its first click ticked.
+          const input = label.querySelector("input");
+          input.checked = !input.checked;
+          updateCount();
+        }
+      }
+    },
+    true
+  );
 
   const toggle = document.getElementById("show-hints");
   const KEY = "citeaudit.adjudication.showHints";

@@ -73,11 +73,12 @@ def test_two_reviewers_judge_the_same_claims_blind(
     page_b.click("label.judgment:has-text('Partially supported')")
     page_b.evaluate(
         """() => {
-            const claim = document.getElementById('claim-statement').firstChild;
+            // The claim is cut into pieces; the matcher's hint is one of them.
+            const words = document.querySelector('#claim-statement .pt.un-hint').firstChild;
             const range = document.createRange();
-            const at = claim.textContent.indexOf('per year');
-            range.setStart(claim, at);
-            range.setEnd(claim, at + 'per year'.length);
+            const at = words.textContent.indexOf('per year');
+            range.setStart(words, at);
+            range.setEnd(words, at + 'per year'.length);
             document.getSelection().removeAllRanges();
             document.getSelection().addRange(range);
         }"""
@@ -87,10 +88,11 @@ def test_two_reviewers_judge_the_same_claims_blind(
     _saved(page_b)
     screenshot(page_b, "review-b-mouse-draft")
     b_sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_b)
+    start = first.text.index("per year")
     assert (b_sheet.judgment, b_sheet.notes, b_sheet.unsupported_assertions) == (
         "partially_supported",
         B_NOTE,
-        ["per year"],
+        [{"text": "per year", "start": start, "end": start + 8, "note": ""}],
     )
 
     # Reviewer A, keyboard only.
@@ -126,7 +128,7 @@ def test_two_reviewers_judge_the_same_claims_blind(
     assert page_a.locator(f"input.sent-toggle[value='{focused['value']}']").is_checked()
     assert page_a.locator("input[name=judgment][value=supported]").is_checked()
     assert page_a.input_value("#id_notes") == A_NOTE + " s n 3 j"
-    assert page_a.inner_text("#evidence-count") == "1 evidence sentence selected"
+    assert page_a.inner_text("#evidence-count") == "1 evidence span selected"
     a_sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
     assert [e["text"] for e in a_sheet.evidence] == [evidence_text]
 

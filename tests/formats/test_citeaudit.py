@@ -265,8 +265,20 @@ _TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x
 
 
 @settings(max_examples=60)
-@given(notes=_TEXT, title=_TEXT, assertions=st.lists(_TEXT, max_size=3), extra=_TEXT)
-def test_any_text_survives_the_trip(notes, title, assertions, extra):
+@given(
+    notes=_TEXT,
+    title=_TEXT,
+    free=st.lists(_TEXT, max_size=3),
+    span_notes=st.lists(_TEXT, max_size=2),
+    extra=_TEXT,
+)
+def test_any_text_survives_the_trip(notes, title, free, span_notes, extra):
+    # Spans of "The warranty lasts two years.", each with any note, then any free text.
+    spans = [(13, 18, "lasts"), (19, 28, "two years")]
+    assertions = [
+        {"text": text, "start": start, "end": end, "note": note}
+        for (start, end, text), note in zip(spans, span_notes, strict=False)
+    ] + [{"text": text, "start": None, "end": None, "note": ""} for text in free]
     answer = _answer(
         text="The warranty lasts two years [1]. Repairs are free [3]." + extra,
         metadata={"note": extra, extra: [notes]},
@@ -306,6 +318,12 @@ _ID = st.one_of(
     st.just("é" * 200),
 ).filter(lambda text: text.strip() != "")
 _NAME = st.one_of(_SOME_TEXT, st.just("x" * 150))
+# A free-text unsupported assertion, as a file stores it (no offsets into the statement).
+_FREE_TEXT_ASSERTION = st.builds(
+    lambda text, note: {"text": text, "start": None, "end": None, "note": note},
+    _SOME_TEXT,
+    _ANY_TEXT,
+)
 _WHEN = st.datetimes(timezones=st.just(UTC))
 _SCORE = st.floats(allow_nan=False, allow_infinity=False)
 _DB_ID = st.none() | st.integers(1, 2**63 - 1)
@@ -329,7 +347,7 @@ def _sheets(draw: st.DrawFn, n_passages: int) -> tuple[labelled.Sheet, ...]:
             judgment=draw(st.sampled_from(["", "supported", "wrong_citation"])),
             wrong_citation_passage=draw(passage),
             evidence=[{"passage": draw(passage), "text": draw(_ANY_TEXT), "x": draw(_JSON_VALUE)}],
-            unsupported_assertions=draw(st.lists(_ANY_TEXT, max_size=2)),
+            unsupported_assertions=draw(st.lists(_FREE_TEXT_ASSERTION, max_size=2)),
             verification_worthy=draw(st.booleans()),
             # False: the version 1 rewrite of the same answers cannot carry it.
             answers_question=False,
@@ -396,7 +414,7 @@ def _hostile_answers(draw: st.DrawFn) -> labelled.Answer:
                     source="sheet",
                     wrong_citation_passage=None,
                     evidence=[],
-                    unsupported_assertions=draw(st.lists(_ANY_TEXT, max_size=2)),
+                    unsupported_assertions=draw(st.lists(_FREE_TEXT_ASSERTION, max_size=2)),
                     verification_worthy=False,
                     answers_question=False,
                     from_sheet=reviewers[0],
@@ -458,6 +476,58 @@ def test_an_id_too_long_for_its_column_is_refused_not_cut():
     data = _edited(1, _set("answer.id", "é" * 300))
 
     assert _error(data) == "set.jsonl: line 1: answer.id: is 300 characters long; at most 200 fit"
+
+
+def test_unsupported_assertions_written_as_plain_strings_read_as_free_text():
+    def strings(line: dict[str, Any]) -> None:
+        line["sheets"][0]["unsupported_assertions"] = ["lasts", "<b>two</b>"]
+
+    answer = _parsed(_edited(2, strings))[0]
+
+    assert answer.claims[0].sheets[0].unsupported_assertions == [
+        {"text": "lasts", "start": None, "end": None, "note": ""},
+        {"text": "<b>two</b>", "start": None, "end": None, "note": ""},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        (
+            {"text": "lasts", "start": 12, "end": 17, "note": ""},
+            "line 2: sheets[0].unsupported_assertions[0].text: does not match "
+            "answer_statement[12:17]",
+        ),
+        (
+            {"text": "lasts", "start": 13, "end": None, "note": ""},
+            "line 2: sheets[0].unsupported_assertions[0].end: start and end are both null or a "
+            "span, got 13, None",
+        ),
+        (
+            {"text": "lasts", "start": 18, "end": 13, "note": ""},
+            "line 2: sheets[0].unsupported_assertions[0].end: start and end are both null or a "
+            "span, got 18, 13",
+        ),
+        (
+            {"text": "lasts", "start": 13, "end": 18},
+            "line 2: sheets[0].unsupported_assertions[0].note: required field is missing",
+        ),
+        (
+            {"text": "", "start": None, "end": None, "note": ""} | {"colour": "red"},
+            "line 2: sheets[0].unsupported_assertions[0].colour: unknown field (known fields: "
+            "text, start, end, note)",
+        ),
+        (
+            7,
+            "line 2: sheets[0].unsupported_assertions[0]: expected an object, got number",
+        ),
+    ],
+)
+def test_an_unsupported_span_that_does_not_fit_its_statement_is_refused(item, message):
+    def change(line: dict[str, Any]) -> None:
+        line["sheets"][0]["unsupported_assertions"] = [item]
+
+    assert _error(_edited(2, change)) == "set.jsonl: " + message
 
 
 # ------------------------------------------------------------------------------- errors

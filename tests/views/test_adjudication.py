@@ -1,6 +1,7 @@
 """The lead's adjudication pages: the queue, the claim with both sheets, saving gold (and
 the refusal a second lead gets), a claim's history and the set's settings."""
 
+import json
 import re
 
 import pytest
@@ -9,7 +10,14 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit import services
-from audit.judgments import CONTRADICTED, NOT_SUPPORTED, PARTIAL, SUPPORTED, WRONG_CITATION
+from audit.judgments import (
+    CONTRADICTED,
+    NOT_SUPPORTED,
+    PARTIAL,
+    SUPPORTED,
+    WRONG_CITATION,
+    Assertion,
+)
 from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag, Severity
 from audit.services import EvidenceRef, SheetData
 from tests.factories import UserFactory, claim_at, evidence_ref, submit_sheet
@@ -150,7 +158,8 @@ def test_adjudication_page_shows_the_claim_both_sheets_and_marked_evidence(
         f'<label class="gold-sent ev-a ev-b mh"><input type="checkbox" name="evidence" '
         f'value="{_key(part)}" checked><span class="badge badge-a" title="Reviewer A chose '
         f'this sentence">A</span><span class="badge badge-b" title="Reviewer B chose this '
-        f'sentence">B</span>{PART_TIME}</label>'
+        f'sentence">B</span><span class="pt ev-a ev-b" data-o="{part.start}">{PART_TIME}'
+        "</span></label>"
     ) in body
     assert f'value="{_key(full)}"><span class="badge badge-b"' in body
     assert ctx["values"]["evidence"] == {(part.passage, part.start, part.end)}
@@ -268,7 +277,7 @@ def test_an_edited_version_with_a_flag(client_for, opened, round_, lead):
     assert (gold.source, gold.judgment, gold.unsupported_assertions) == (
         "edited",
         PARTIAL,
-        ["staff"],
+        [{"text": "staff", "start": None, "end": None, "note": ""}],
     )
     assert [e["text"] for e in gold.evidence] == [PART_TIME]
     assert list(GuidelineFlag.objects.values_list("comment", flat=True)) == [
@@ -559,3 +568,124 @@ def test_gold_stores_the_number_override_with_its_reason(client_for, four_weeks,
     page = client.get(reverse("audit:adjudicate", args=[four_weeks.pk]))
     assert page.context["values"]["numbers_overridden"] is True
     assert "number check overridden" in page.text
+
+
+# ------------------------------------------------------------------- spans below sentences
+
+
+def _span(claim: Claim, words: str, note: str = "") -> Assertion:
+    start = claim.text.index(words)
+    return Assertion(text=words, start=start, end=start + len(words), note=note)
+
+
+@pytest.fixture
+def span_claim(opened, reviewer_a, reviewer_b):
+    """hm-1-a claim 0, partially supported by both, on overlapping words and spans."""
+    claim = claim_at("hm-1-a", 0)
+    submit_sheet(
+        reviewer_a,
+        claim,
+        PARTIAL,
+        evidence_ref(claim, 1, "25 days of paid annual leave"),
+        unsupported_assertions=(_span(claim, "per year", HOSTILE), "Free <i>text</i>"),
+        seconds=30,
+    )
+    submit_sheet(
+        reviewer_b,
+        claim,
+        PARTIAL,
+        evidence_ref(claim, 1, "entitled to 25 days"),
+        unsupported_assertions=(_span(claim, "annual leave per year", "leave year"),),
+        seconds=30,
+    )
+    return claim
+
+
+def test_adjudication_marks_each_sheets_spans_and_where_they_overlap(client_for, span_claim, lead):
+    response = client_for(lead).get(reverse("audit:adjudicate", args=[span_claim.pk]))
+
+    body = response.content.decode()
+    pieces = re.findall(r'<span class="pt([^"]*)" data-o="\d+">([^<]*)</span>', body)
+    claim_pieces = re.search(r'id="claim-statement">(.*?)</p>', body).group(1)
+    assert re.findall(r'<span class="pt([^"]*)" data-o="\d+">([^<]*)</span>', claim_pieces) == [
+        ("", "Full-time employees receive 25 days of paid "),
+        (" un-b", "annual leave "),
+        (" un-a un-b", "per year"),
+        ("", "."),
+    ]
+    assert (" ev-a ev-b", "25 days") in pieces
+    assert (" ev-b", "entitled to ") in pieces
+    assert (" ev-a", " of paid annual leave") in pieces
+    # Escaped everywhere: the note, the free text and the JSON a checkbox posts back.
+    assert HOSTILE not in body and "<i>text</i>" not in body
+    assert "— &lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;</span>" in body
+    candidates = response.context["assertion_candidates"]
+    assert [(c["text"], c["by"], c["checked"]) for c in candidates] == [
+        ("annual leave per year", ["B"], False),
+        ("per year", ["A"], False),
+    ]
+    assert response.context["severity"] == "Evidence differs"
+
+
+def test_gold_keeps_the_spans_the_lead_ticks_with_their_notes(client_for, span_claim, lead):
+    candidates = (
+        client_for(lead)
+        .get(reverse("audit:adjudicate", args=[span_claim.pk]))
+        .context["assertion_candidates"]
+    )
+    a_span = next(c for c in candidates if c["by"] == ["A"])
+    b_part = evidence_ref(span_claim, 1, "entitled to 25 days")
+
+    response = client_for(lead).post(
+        reverse("audit:adjudicate-save", args=[span_claim.pk]),
+        {
+            "version": 0,
+            "judgment": PARTIAL,
+            "evidence": [_key(b_part)],
+            "unsupported_item": [a_span["json"]],
+            "unsupported_assertions": "free <i>text</i>\n",
+            "verification_worthy": "on",
+            "reason": "both_partly_right",
+        },
+    )
+
+    assert response.status_code == 302
+    gold = Adjudication.objects.get(claim=span_claim)
+    start = span_claim.text.index("per year")
+    assert gold.unsupported_assertions == [
+        {"text": "per year", "start": start, "end": start + 8, "note": HOSTILE},
+        {"text": "free <i>text</i>", "start": None, "end": None, "note": ""},
+    ]
+    assert [e["text"] for e in gold.evidence] == ["entitled to 25 days"]
+
+
+def test_gold_refuses_a_span_whose_text_is_not_the_claims(client_for, span_claim, lead):
+    moved = json.dumps({"start": 0, "end": 8, "text": "per year", "note": ""})
+
+    response = client_for(lead).post(
+        reverse("audit:adjudicate-save", args=[span_claim.pk]),
+        {
+            "version": 0,
+            "judgment": PARTIAL,
+            "evidence": [_key(evidence_ref(span_claim, 1, "entitled to 25 days"))],
+            "unsupported_item": [moved],
+            "reason": "other",
+        },
+    )
+
+    assert response.status_code == 400
+    assert "Unsupported-assertion text does not match the claim." in response.content.decode()
+    assert not Adjudication.objects.filter(claim=span_claim).exists()
+
+
+def test_take_a_keeps_that_sheets_spans_and_notes(client_for, span_claim, lead, reviewer_a):
+    a = AuditSheet.objects.get(claim=span_claim, reviewer=reviewer_a)
+
+    client_for(lead).post(
+        reverse("audit:adjudicate-save", args=[span_claim.pk]),
+        {"version": 0, "take": a.pk, "reason": "reviewer_error"},
+    )
+
+    gold = Adjudication.objects.get(claim=span_claim)
+    assert (gold.evidence, gold.unsupported_assertions) == (a.evidence, a.unsupported_assertions)
+    assert gold.unsupported_assertions[0]["note"] == HOSTILE

@@ -161,6 +161,38 @@ def test_evidence_jaccard_and_matcher_acceptance(
     assert (m.acceptance, m.novel_share) == (0.5, 1 / 3)
 
 
+def test_span_level_evidence_and_unsupported_agreement_beside_the_jaccard(
+    client_for, board_set, lead, reviewer_a, reviewer_b
+):
+    # "The first sentence." whole against its last two words; "Claim 0" vs "Claim".
+    _, (first, second) = answer_with_claims(board_set, 2)
+    whole = {"passage": 1, "start": 0, "end": 19, "text": "The first sentence."}
+    trimmed = {"passage": 1, "start": 4, "end": 18, "text": "first sentence"}
+    claim_0 = {"text": "Claim 0", "start": 0, "end": 7, "note": "a"}
+    claim = {"text": "Claim", "start": 0, "end": 5, "note": "b"}
+    submitted_sheet(first, reviewer_a, YES, evidence=[whole], unsupported_assertions=[claim_0])
+    submitted_sheet(first, reviewer_b, YES, evidence=[trimmed], unsupported_assertions=[claim])
+    submitted_sheet(second, reviewer_a, NO)
+    submitted_sheet(second, reviewer_b, NO)
+
+    response = _dashboard(client_for(lead), board_set)
+
+    board = response.context["board"]
+    body = response.content.decode()
+    # First claim: spans differ (Jaccard 0), words 2 of 3 and 2 (F1 0.8), claim words 1 of 2
+    # and 1 (F1 2/3); second claim: nothing chosen or marked by either, agreement 1.
+    assert board.evidence_jaccard == 0.5
+    assert board.evidence_f1 == pytest.approx((0.8 + 1) / 2)
+    assert board.unsupported_f1 == pytest.approx((2 / 3 + 1) / 2)
+    assert '<dd id="evidence-f1">0.900</dd>' in body
+    assert '<dd id="unsupported-f1">0.833</dd>' in body
+    assert "Two sheets that mark no unsupported words agree completely (F1 1.0)" in body
+    pair = f"{reviewer_a.pk}-{reviewer_b.pk}"
+    paired = _dashboard(client_for(lead), board_set, pair=pair).context["board"]
+    assert paired.pair is not None
+    assert (paired.evidence_f1, paired.unsupported_f1) == (board.evidence_f1, board.unsupported_f1)
+
+
 def test_system_and_pair_filters(client_for, board_set, lead, reviewer_a, reviewer_b):
     carol = UserFactory(username="carol", role="reviewer")
     _two_by_two(board_set, reviewer_a, reviewer_b, {(YES, YES): 2}, system="sys-1")

@@ -8,6 +8,7 @@ from django.test import Client
 from django.urls import reverse
 
 from audit import selectors, services
+from audit.judgments import Assertion
 from audit.models import Answer, Assignment, AuditSet, AuditSheet, Claim, GuidelineFlag
 from audit.services import AtomicPart, SheetData
 from audit.services.tallies import reviewer_tallies_refresh
@@ -112,9 +113,14 @@ def test_review_page_shows_the_claim_in_its_answer_with_hints_and_sentences(
         '<mark class="claim current" id="current-claim">'
         "Full-time employees receive 25 days of paid annual leave per year </mark>"
     ) in body
-    assert '<p class="claim-statement" id="claim-statement">' + claim.text + "</p>" in body
+    statement = re.search(r'<p class="claim-statement[^>]*>(.*?)</p>', body).group(1)
+    assert re.sub(r"<[^>]+>", "", statement) == claim.text
+    assert re.findall(r'<span class="pt[^"]*" data-o="(\d+)">', statement)[0] == "0"
     assert body.count('class="sent-toggle" name="evidence"') == 8
-    assert body.count('<label class="sent hl" title="Machine hint: best match #1">') == 1
+    assert (
+        len(re.findall(r'<label class="sent hl" [^>]*title="Machine hint: best match #1">', body))
+        == 1
+    )
     assert body.count('<input type="radio" name="judgment"') == 7
     assert re.findall(r"<kbd>(\d)</kbd> ([A-Z][a-z ]+)</label>", body) == [
         ("1", "Supported"),
@@ -254,7 +260,13 @@ def test_review_page_escapes_imported_text(
     )
 
     assert "<img src=x" not in body
-    assert body.count("&lt;img src=x onerror=alert(1)&gt;") == 7
+    # The claim is cut into pieces (for selecting words); its text is still escaped whole.
+    assert body.count("&lt;img src=x onerror=alert(1)&gt;") == 6
+    statement = re.search(r'<p class="claim-statement[^>]*>(.*?)</p>', body).group(1)
+    assert (
+        re.sub(r"<[^>]+>", "", statement)
+        == "A claim with &lt;img src=x onerror=alert(1)&gt; inside."
+    )
 
 
 def test_autosave_returns_the_status_partial_with_the_new_version(
@@ -793,3 +805,112 @@ def test_review_page_place_and_next_claim_follow_the_queue_with_atomic_claims(
         ), position
 
     assert seen == [(*places[pk], len(queue), 1) for pk, _ in queue]
+
+
+# ------------------------------------------------------------------- spans below sentences
+
+
+def _claim_item(claim: Claim, words: str, note: str = "") -> str:
+    start = claim.text.index(words)
+    return json.dumps({"start": start, "end": start + len(words), "note": note})
+
+
+def test_autosave_stores_passage_parts_and_claim_spans_with_notes(
+    client_for, opened, reviewer_a, claim
+):
+    client = client_for(reviewer_a)
+    part = _evidence(claim, 1, "25 days of paid annual leave")
+    note = 'says "per leave year" <b>'
+
+    response = client.post(
+        reverse("audit:review-save", args=[claim.pk]),
+        {
+            **_form(judgment="partially_supported", unsupported_assertions="free words\n"),
+            "evidence": [part],
+            "unsupported_item": [
+                _claim_item(claim, "per year", note),
+                _claim_item(claim, " 25 days "),
+            ],
+        },
+        **HTMX,
+    )
+
+    sheet = AuditSheet.objects.get(claim=claim, reviewer=reviewer_a)
+    assert response.status_code == 200
+    assert [(e["start"], e["text"]) for e in sheet.evidence] == [
+        (int(part.split(":")[1]), "25 days of paid annual leave")
+    ]
+    assert [(a["text"], a["note"]) for a in sheet.unsupported_assertions] == [
+        ("25 days", ""),
+        ("per year", note),
+        ("free words", ""),
+    ]
+    page = client.get(reverse("audit:review-claim", args=[claim.pk]))
+    body = page.content.decode()
+    # The part is marked in its passage and listed; the spans are marked in the claim and
+    # listed with their notes, escaped.
+    assert re.findall(r'<span class="pt ev" data-o="\d+">([^<]*)</span>', body) == [
+        "25 days of paid annual leave"
+    ]
+    assert f'<input type="hidden" name="evidence" value="{part}">' in body
+    assert re.findall(r'<span class="pt un(?: un-hint)?" data-o="\d+">([^<]*)</span>', body) == [
+        "25 days",
+        "per year",
+    ]
+    assert 'value="says &quot;per leave year&quot; &lt;b&gt;"' in body
+    assert page.context["values"]["assertions"] == "free words"
+
+
+def test_a_span_that_is_not_the_claims_text_is_refused_and_nothing_is_saved(
+    client_for, opened, reviewer_a, claim
+):
+    bad = json.dumps({"start": 0, "end": 4, "text": "Part", "note": ""})
+
+    response = _save(client_for(reviewer_a), claim, unsupported_item=[bad])
+    garbage = _save(client_for(reviewer_a), claim, unsupported_item=["{not json"])
+
+    assert response.status_code == 400
+    assert "Unsupported-assertion text does not match the claim." in response.content.decode()
+    assert garbage.status_code == 400
+    assert "Unsupported spans: Not an unsupported span." in garbage.content.decode()
+    assert not AuditSheet.objects.filter(claim=claim, reviewer=reviewer_a).exists()
+
+
+def test_the_matchers_suggestions_are_hints_never_part_of_the_sheet(
+    client_for, opened, reviewer_a, claim
+):
+    page = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk]))
+
+    body = page.content.decode()
+    assert page.context["suggestions"] == [
+        {"start": 57, "end": 65, "text": "per year"},
+    ]
+    assert re.findall(r'<span class="pt un-hint" data-o="57">([^<]*)</span>', body) == ["per year"]
+    assert '<button type="button" class="suggestion secondary small" data-start="57"' in body
+    assert 'name="unsupported_item"' not in body
+    assert not AuditSheet.objects.filter(claim=claim).exists()
+
+
+def test_reviewer_never_sees_the_other_reviewers_spans(
+    client_for, opened, reviewer_a, reviewer_b, claim
+):
+    secret = "B-SPAN-NOTE-5150"
+    start = claim.text.index("paid annual")
+    b_sheet = services.sheet_for(claim=claim, reviewer=reviewer_b)
+    services.sheet_save(
+        sheet=b_sheet,
+        user=reviewer_b,
+        version=1,
+        data=SheetData(
+            judgment="partially_supported",
+            unsupported_assertions=(Assertion(start=start, end=start + 11, note=secret),),
+        ),
+    )
+
+    page = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk]))
+
+    body = page.content.decode()
+    assert secret not in body
+    assert ' un"' not in body and " un " not in body
+    assert page.context["assertion_spans"] == []
+    assert 'name="unsupported_item"' not in body
