@@ -46,24 +46,22 @@ def job_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def job_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    job = _get_job_for_lead(request, pk)
-    try:
-        services.job_cancel(job=job)
-    except services.JobRefused as refusal:
-        messages.error(request, str(refusal))
-    else:
-        messages.success(request, "Cancelling: nothing of this job will be kept.")
-    return redirect(job)
+    return _act(request, pk, services.job_cancel, "Cancelling: nothing of this job will be kept.")
 
 
 @require_POST
 @login_required
 def job_retry(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    return _act(request, pk, services.job_retry, "Queued again: it runs from the start.")
+
+
+def _act(request: HtmxHttpRequest, pk: int, action, done: str) -> HttpResponse:
+    """Cancel or rerun a job; a refusal (it has ended meanwhile) is said, not raised."""
     job = _get_job_for_lead(request, pk)
     try:
-        services.job_retry(job=job)
+        action(job=job)
     except services.JobRefused as refusal:
         messages.error(request, str(refusal))
     else:
-        messages.success(request, "Queued again: it runs from the start.")
+        messages.success(request, done)
     return redirect(job)
