@@ -87,8 +87,10 @@ def _worker_env() -> dict[str, str]:
         url = f"sqlite:///{db['NAME']}"
     else:
         url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    # Without REDIS_URL, so the worker's cache is this test's cache folder.
+    inherited = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     return {
-        **os.environ,
+        **inherited,
         "DATABASE_URL": url,
         "CITEAUDIT_CACHE_DIR": settings.CACHES["default"]["LOCATION"],
         "CITEAUDIT_JOBS_DIR": str(settings.JOBS_DIR),
