@@ -77,3 +77,8 @@ def watch_errors(page) -> list[str]:
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     return errors
+
+
+def saved(page) -> None:
+    """Wait until the review page says its draft is saved."""
+    page.wait_for_selector("#save-status[data-state=saved]")

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from audit import services
 from audit.models import AuditSheet, Claim
+from tests.browser.conftest import saved as _saved
 from tests.browser.conftest import screenshot, watch_errors
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -39,10 +40,6 @@ def _claims() -> tuple[Claim, Claim]:
         Claim.objects.get(answer__external_id="hm-1-a", order=0),
         Claim.objects.get(answer__external_id="hm-1-a", order=1),
     )
-
-
-def _saved(page) -> None:
-    page.wait_for_selector("#save-status[data-state=saved]")
 
 
 def _focused(page) -> dict:

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from audit.judgments import PARTIAL, Assertion
 from audit.models import Adjudication, AuditSheet
+from tests.browser.conftest import saved as _saved
 from tests.browser.conftest import screenshot, watch_errors
 from tests.factories import claim_at, evidence_ref, submit_sheet
 
@@ -47,10 +48,6 @@ def _drag_select(page, selector: str, words: str) -> None:
     page.mouse.down()
     page.mouse.move(at["x2"], at["y2"], steps=8)
     page.mouse.up()
-
-
-def _saved(page) -> None:
-    page.wait_for_selector("#save-status[data-state=saved]")
 
 
 def _texts(page, selector: str) -> list[str]:
