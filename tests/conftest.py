@@ -160,6 +160,11 @@ def audit_set(db, reviewer_a, reviewer_b):
     return audit_set
 
 
+def is_word_char(char: str) -> bool:
+    """A character of a word, as \\w counts it: offsets the matcher gives never cut one."""
+    return char.isalnum() or char == "_"
+
+
 def run_queued_jobs() -> list:
     """Run every queued job here, in order, as a worker process would; return them."""
     from audit.models import Job

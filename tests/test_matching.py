@@ -24,6 +24,7 @@ from audit.matching import (
     ungrounded_numbers,
     verify_quote,
 )
+from tests.conftest import is_word_char
 
 REPORT = "Revenue rose to 45.2 million dollars.\n\nHeadcount grew to 1,204."
 TEN_WORDS = "the committee approved the new budget after a long debate"
@@ -458,15 +459,11 @@ _CHARS = st.sampled_from(
 )
 
 
-def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"
-
-
 def _word_boundaries(text: str) -> list[int]:
     return [
         i
         for i in range(len(text) + 1)
-        if (i > 0 and _is_word(text[i - 1])) != (i < len(text) and _is_word(text[i]))
+        if (i > 0 and is_word_char(text[i - 1])) != (i < len(text) and is_word_char(text[i]))
     ]
 
 
@@ -478,7 +475,7 @@ def test_an_exact_substring_between_word_boundaries_always_verifies(source, data
     start = data.draw(st.sampled_from(boundaries[:-1]))
     end = data.draw(st.sampled_from([b for b in boundaries if b > start]))
     span = source[start:end]
-    assume(any(_is_word(c) for c in span))
+    assume(any(is_word_char(c) for c in span))
 
     assert verify_quote(span, source) == QuoteCheck(verified=True, match=1.0)
 

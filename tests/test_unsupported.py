@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from audit import unsupported
 from audit.bm25 import STOP_WORDS, TERM
 from audit.matching import Span, prepare_passage, unsupported_spans
+from tests.conftest import is_word_char
 
 REFUND = "Consumers can return hardware within 30 days; business customers within 14 days."
 
@@ -167,10 +168,6 @@ _HOSTILE = st.one_of(
 )
 
 
-def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"
-
-
 def _assert_well_formed(claim: str, spans: list[Span]) -> None:
     previous_end = -1
     for span in spans:
@@ -179,12 +176,12 @@ def _assert_well_formed(claim: str, spans: list[Span]) -> None:
         previous_end = span.end
         # Never inside a word.
         assert span.start == 0 or not (
-            _is_word(claim[span.start - 1]) and _is_word(claim[span.start])
+            is_word_char(claim[span.start - 1]) and is_word_char(claim[span.start])
         )
         assert span.end == len(claim) or not (
-            _is_word(claim[span.end - 1]) and _is_word(claim[span.end])
+            is_word_char(claim[span.end - 1]) and is_word_char(claim[span.end])
         )
-        assert any(_is_word(c) for c in claim[span.start : span.end])
+        assert any(is_word_char(c) for c in claim[span.start : span.end])
 
 
 @settings(max_examples=200)
