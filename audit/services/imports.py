@@ -20,10 +20,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from audit.claims import plan_claims
 from audit.formats import AnswerRecord, FormatError, ParsedFile
 from audit.formats.citeaudit import FORMAT as CITEAUDIT
-from audit.formats.records import Budget
 from audit.import_plan import PlannedAnswer, plan_answers, plan_answers_in_worker, worker_start
 from audit.models import (
     Answer,
@@ -86,14 +84,12 @@ def answers_import(
     sha256: str,
     user: AbstractBaseUser | None = None,
     progress: Callable[[int], None] | None = None,
-    budget: Budget | None = None,
     workers: int = 0,
 ) -> ImportSummary:
     """Import every answer of a parsed file into the set, all or nothing.
 
     Answers already in the set (same content hash) are skipped. Raises FormatError (and
-    writes nothing) when a label points at a claim the answer does not have, or when the
-    claims the answers split into take the budget the parser started over its bound.
+    writes nothing) when a label points at a claim the answer does not have.
     `parsed.records` may be a stream (audit.formats.parse_path): its answers are read,
     matched and written a chunk at a time, and a parse error part-way rolls back what was
     written before it.
@@ -120,17 +116,10 @@ def answers_import(
 
         fresh: Iterable[tuple[AnswerRecord, str]] = _fresh(parsed.records, seen, totals)
         users: dict[str, int] = {}
-        if parsed.format == CITEAUDIT or (budget is not None and budget.max_claims is not None):
-            # Both need every answer before the first write: a restore creates the people
-            # the file names, and a bounded import is refused before it writes anything.
+        if parsed.format == CITEAUDIT:
+            # A restore creates the people the file names before its first write.
             fresh = list(fresh)
-            if budget is not None and budget.max_claims is not None:
-                # Split here too, once more, so an over-long file is refused before any write.
-                for record, _ in fresh:
-                    if record.claims is None:
-                        budget.add_claims(len(plan_claims(record)), record.location)
-            if parsed.format == CITEAUDIT:
-                users = people(audit_set, [record for record, _ in fresh])
+            users = people(audit_set, [record for record, _ in fresh])
 
         batch = ImportBatch.objects.create(
             audit_set=audit_set,
