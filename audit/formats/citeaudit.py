@@ -48,11 +48,8 @@ ANSWER_RECORD = "answer"
 CLAIM_RECORD = "claim"
 _RECORDS = (ANSWER_RECORD, CLAIM_RECORD)
 
-_V1_LINE_FIELDS = (
-    "citeaudit",
-    "question",
-    "answer",
-    "passages",
+# A claim and what was judged of it, as both versions write them.
+_CLAIM_PART = (
     "claim",
     "assigned",
     "machine_check",
@@ -61,19 +58,9 @@ _V1_LINE_FIELDS = (
     "gold_source",
     "gold",
 )
+_V1_LINE_FIELDS = ("citeaudit", "question", "answer", "passages", *_CLAIM_PART)
 _ANSWER_RECORD_FIELDS = ("citeaudit", "record", "question", "answer", "passages")
-_CLAIM_RECORD_FIELDS = (
-    "citeaudit",
-    "record",
-    "answer_hash",
-    "claim",
-    "assigned",
-    "machine_check",
-    "sheets",
-    "rater_labels",
-    "gold_source",
-    "gold",
-)
+_CLAIM_RECORD_FIELDS = ("citeaudit", "record", "answer_hash", *_CLAIM_PART)
 _QUESTION_FIELDS = ("db_id", "id", "text")
 _ANSWER_FIELDS = ("db_id", "id", "system", "text", "is_partial", "content_hash", "metadata")
 _PASSAGE_FIELDS = ("db_id", "position", "title", "url", "text", "is_cited")
