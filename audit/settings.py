@@ -256,3 +256,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
+
+# An automatic judge's endpoint that answers 429 is asked again once after its Retry-After,
+# if that is at most this many seconds; a longer wait is stored as the claim's error.
+JUDGE_MAX_RETRY_AFTER = float(os.environ.get("CITEAUDIT_JUDGE_MAX_RETRY_AFTER", "30"))

@@ -215,3 +215,52 @@ def client_for(client):
         return log_in(client, user)
 
     return login
+
+
+@pytest.fixture
+def fake_llm():
+    """A local OpenAI-compatible endpoint (tests/fake_llm.py), stopped at the end."""
+    from tests.fake_llm import FakeLLM
+
+    server = FakeLLM().start()
+    yield server
+    server.stop()
+
+
+def refund_set_with_gold(lead, name: str = "Refunds"):
+    """The refund example (tests/test_release_reasons.py) as a set whose three claims have
+    gold: claim 1 partially supported, claim 2 supported, claim 3 a wrong citation.
+    Returns the set and its claims in order."""
+    import json
+    import tempfile
+
+    from audit.models import Adjudication, AuditSet, Claim, Passage
+    from tests.test_release_reasons import ANSWER, PASSAGES, QUESTION
+
+    audit_set = AuditSet.objects.create(name=name, guidelines="Judge only what is cited.")
+    line = {
+        "question_id": "refund-1",
+        "question": QUESTION,
+        "system": "rag-v1",
+        "answer_id": "a1",
+        "answer": ANSWER,
+        "passages": PASSAGES,
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "refund.jsonl"
+        path.write_text(json.dumps(line) + "\n")
+        import_file(audit_set, path)
+    claims = list(Claim.objects.filter(answer__audit_set=audit_set).order_by("order"))
+    third = Passage.objects.get(answer=claims[0].answer, position=3)
+    for claim, judgment in zip(
+        claims, ["partially_supported", "supported", "wrong_citation"], strict=True
+    ):
+        Adjudication.objects.create(
+            claim=claim,
+            judgment=judgment,
+            source="edited",
+            lead=lead,
+            wrong_citation_passage=third if judgment == "wrong_citation" else None,
+        )
+    services.claims_changed(claim_ids=[c.pk for c in claims], audit_set_id=audit_set.pk)
+    return audit_set, claims

@@ -38,6 +38,10 @@ class JobCancelled(Exception):
     """Raised inside a job's work when a lead asked to cancel it: its transaction rolls back."""
 
 
+class JobFailed(Exception):
+    """A job that cannot go on for a reason the lead can act on; the message says which."""
+
+
 class JobRefused(Exception):
     """A job action that does not apply to the job as it now is (e.g. cancel a finished one)."""
 
@@ -75,7 +79,7 @@ def job_import_create(
             "size": upload.size,
         },
     )
-    _enqueue(job)
+    enqueue_job(job)
     return job
 
 
@@ -102,7 +106,7 @@ def job_run(*, job_id: int) -> None:
         status = Job.Status.SUCCEEDED
     except JobCancelled:
         status = Job.Status.CANCELLED
-    except FormatError as failure:
+    except (FormatError, JobFailed) as failure:
         error = str(failure)
     except Exception:
         # Logged with its traceback for the operator; the page says only that it failed.
@@ -139,10 +143,10 @@ def job_retry(*, job: Job) -> None:
             raise JobRefused("Only a job whose worker stopped answering can be run again.")
         job.status = Job.Status.QUEUED
         job.save(update_fields=["status"])
-        _enqueue(job)
+        enqueue_job(job)
 
 
-def _enqueue(job: Job) -> None:
+def enqueue_job(job: Job) -> None:
     # After commit: a worker must find the row in the state this transaction leaves.
     from audit.tasks import run_job
 
@@ -219,4 +223,19 @@ def _import_run(job: Job) -> dict:
     return {"audit_set": audit_set.pk, **asdict(summary)}
 
 
-_RUNNERS: dict[str, Callable[[Job], dict]] = {Job.Kind.IMPORT: _import_run}
+def _judge_run(job: Job) -> dict:
+    # A judge run writes each verdict as it arrives (so cancel and resume keep them), not
+    # in one transaction; see audit/services/judges.py.
+    from audit.services.judges import judge_run_execute
+
+    def progress_for(total: int) -> Callable[[int], None]:
+        Job.objects.filter(pk=job.pk).update(total=total)
+        return _reporter(job, total)
+
+    return judge_run_execute(run_id=job.params["run"], progress_for=progress_for)
+
+
+_RUNNERS: dict[str, Callable[[Job], dict]] = {
+    Job.Kind.IMPORT: _import_run,
+    Job.Kind.JUDGE: _judge_run,
+}

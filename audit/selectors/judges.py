@@ -1,0 +1,181 @@
+"""Reads of automatic judges: a set's judges and runs, a run's costs, a version's
+calibration against adjudicated gold, and which claims an accepted judge fills."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db.models import Avg, Count, Q, QuerySet, Sum
+
+from audit.calibration import Calibration, GoldPair, Split, calibrate, claim_has_numbers, splits
+from audit.models import (
+    AuditSet,
+    Claim,
+    Judge,
+    JudgeAcceptance,
+    JudgeRun,
+    JudgeVersion,
+    RaterLabel,
+    ReviewStatus,
+)
+
+
+def judges_of_set(*, audit_set: AuditSet) -> QuerySet[Judge]:
+    return Judge.objects.filter(audit_set=audit_set).order_by("name", "pk")
+
+
+def judge_of_set(*, pk: int) -> Judge | None:
+    """A judge by id, whatever its set; the caller checks the set through access helpers."""
+    return Judge.objects.select_related("audit_set").filter(pk=pk).first()
+
+
+@dataclass(frozen=True)
+class RunCost:
+    claims: int  # in the run
+    judged: int  # verdicts without error
+    errors: int
+    prompt_tokens: int
+    completion_tokens: int
+    mean_latency_ms: float | None
+    tokens_per_1000: int | None  # per 1,000 claims asked about
+    money_per_1000: Decimal | None
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def run_cost(*, run: JudgeRun) -> RunCost:
+    sums = run.verdicts.aggregate(
+        asked=Count("pk"),
+        errors=Count("pk", filter=~Q(error="")),
+        prompt=Sum("prompt_tokens"),
+        completion=Sum("completion_tokens"),
+        latency=Avg("latency_ms"),
+    )
+    asked = sums["asked"]
+    tokens = (sums["prompt"] or 0) + (sums["completion"] or 0)
+    per_1000 = round(tokens * 1000 / asked) if asked else None
+    price = run.judge.price_per_million
+    money = None
+    if per_1000 is not None and price is not None:
+        money = (Decimal(per_1000) * price / Decimal(1_000_000)).quantize(Decimal("0.0001"))
+    return RunCost(
+        claims=len(run.claim_ids),
+        judged=asked - sums["errors"],
+        errors=sums["errors"],
+        prompt_tokens=sums["prompt"] or 0,
+        completion_tokens=sums["completion"] or 0,
+        mean_latency_ms=sums["latency"],
+        tokens_per_1000=per_1000,
+        money_per_1000=money,
+    )
+
+
+def gold_pairs(*, version: JudgeVersion) -> list[GoldPair]:
+    """The version's latest verdict on each adjudicated claim of its set, with the claim's
+    system, topics, machine label and whether it has numbers."""
+    rows = (
+        RaterLabel.objects.filter(
+            rater_id=version.rater_id,
+            claim__answer__audit_set_id=version.judge.audit_set_id,
+            claim__adjudication__isnull=False,
+        )
+        .exclude(judgment="")
+        .values(
+            "claim_id",
+            "judgment",
+            "claim__adjudication__judgment",
+            "claim__answer__system",
+            "claim__answer__metadata",
+            "claim__machine_check__label",
+            "claim__text",
+        )
+        .order_by("claim_id")
+    )
+    pairs = []
+    for row in rows:
+        topics = (row["claim__answer__metadata"] or {}).get("topics") or []
+        pairs.append(
+            GoldPair(
+                claim_id=row["claim_id"],
+                gold=row["claim__adjudication__judgment"],
+                judge=row["judgment"],
+                system=row["claim__answer__system"],
+                topics=tuple(str(t) for t in topics) if isinstance(topics, list) else (),
+                trust=row["claim__machine_check__label"] or "",
+                has_numbers=claim_has_numbers(row["claim__text"]),
+            )
+        )
+    return pairs
+
+
+def judge_calibration(*, version: JudgeVersion) -> tuple[Calibration, tuple[Split, ...]]:
+    pairs = gold_pairs(version=version)
+    return calibrate(pairs), splits(pairs)
+
+
+def accepted_version(*, audit_set: AuditSet) -> JudgeAcceptance | None:
+    return (
+        JudgeAcceptance.objects.select_related("version__judge", "by")
+        .filter(version__judge__audit_set=audit_set)
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a system's claims get their verdicts, kept apart on the release report."""
+
+    system: str
+    claims: int
+    gold: int  # adjudicated by humans
+    provisional: int  # submitted sheets, no gold yet
+    unjudged: int  # no human verdict at all
+    judge_filled: int  # of the unjudged, those the accepted judge has a verdict on
+    judge_supported: int  # of those, judged supported
+
+
+def release_provenance(*, audit_set: AuditSet) -> list[Provenance]:
+    """Per system: claims with human gold, with provisional sheets, with no human verdict,
+    and how many of the last an accepted judge fills (none when no judge is accepted)."""
+    accepted = accepted_version(audit_set=audit_set)
+    rater_id = accepted.version.rater_id if accepted else None
+    claims = Claim.objects.filter(answer__audit_set=audit_set, parent__isnull=True).exclude(
+        review_status=ReviewStatus.SPLIT
+    )
+    human = Q(adjudication__isnull=False)
+    sheets = Q(
+        review_status__in=[ReviewStatus.PARTLY, ReviewStatus.SUBMITTED, ReviewStatus.DISAGREEMENT]
+    )
+    rows = (
+        claims.values("answer__system")
+        .annotate(
+            claims=Count("pk", distinct=True),
+            gold=Count("pk", filter=human, distinct=True),
+            provisional=Count("pk", filter=~human & sheets, distinct=True),
+        )
+        .order_by("answer__system")
+    )
+    filled: dict[str, tuple[int, int]] = {}
+    if rater_id is not None:
+        for row in (
+            RaterLabel.objects.filter(rater_id=rater_id, claim__in=claims.filter(~human & ~sheets))
+            .exclude(judgment="")
+            .values("claim__answer__system")
+            .annotate(n=Count("pk"), supported=Count("pk", filter=Q(judgment="supported")))
+        ):
+            filled[row["claim__answer__system"]] = (row["n"], row["supported"])
+    return [
+        Provenance(
+            system=row["answer__system"],
+            claims=row["claims"],
+            gold=row["gold"],
+            provisional=row["provisional"],
+            unjudged=row["claims"] - row["gold"] - row["provisional"],
+            judge_filled=filled.get(row["answer__system"], (0, 0))[0],
+            judge_supported=filled.get(row["answer__system"], (0, 0))[1],
+        )
+        for row in rows
+    ]

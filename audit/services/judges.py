@@ -1,0 +1,456 @@
+"""Automatic judges run by the app: their configuration and versions, the threshold a lead
+writes before looking, runs as background jobs, and accepting a judge for its set.
+
+A run asks an OpenAI-compatible chat-completions endpoint about each claim from a thread
+pool and writes each verdict as it comes (not in one transaction like an import), so a
+cancelled or stopped run keeps what it has and resuming it asks only about the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+
+import openai
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from audit.calibration import Threshold, meets
+from audit.judge_prompt import (
+    DEFAULT_TEMPLATE,
+    ClaimPrompt,
+    JudgeReply,
+    PassageText,
+    ReplyError,
+    check_reply,
+    render_prompt,
+)
+from audit.models import (
+    QUEUE_ORDER,
+    AuditSet,
+    Claim,
+    Job,
+    Judge,
+    JudgeAcceptance,
+    JudgeRun,
+    JudgeThresholdChange,
+    JudgeVerdict,
+    JudgeVersion,
+    Rater,
+    RaterLabel,
+    ReviewStatus,
+)
+from audit.services.jobs import JobCancelled, JobFailed, JobRefused, enqueue_job
+
+# Fields of a judge that only say how to reach it: editing them keeps the version.
+TRANSPORT_FIELDS = ("base_url", "api_key_env", "max_concurrency", "timeout_seconds")
+# Fields its verdicts depend on: editing them (or the template) makes a new version.
+VERSION_FIELDS = ("model", "temperature")
+RAW_LIMIT = 4000
+CHUNK = 200
+
+
+class JudgeError(Exception):
+    """A judge action that cannot be done as asked; the message is for the lead."""
+
+
+def judge_create(*, audit_set: AuditSet, fields: dict, template: str = "", user) -> Judge:
+    """Set up a judge for a set, with its first version (the default template if none)."""
+    with transaction.atomic():
+        judge = Judge.objects.create(audit_set=audit_set, created_by=user, **fields)
+        _new_version(judge, template or DEFAULT_TEMPLATE, user)
+    return judge
+
+
+def judge_update(*, judge: Judge, fields: dict, template: str, user) -> JudgeVersion:
+    """Save a judge's settings; a new template, model or temperature makes a new version.
+    Returns the current version."""
+    with transaction.atomic():
+        judge = Judge.objects.select_for_update().get(pk=judge.pk)
+        current = judge_current_version(judge)
+        for name, value in fields.items():
+            setattr(judge, name, value)
+        judge.save()
+        changed = (
+            template.replace("\r\n", "\n") != current.template
+            or judge.model != current.model
+            or judge.temperature != current.temperature
+        )
+        if changed:
+            return _new_version(judge, template, user)
+    return current
+
+
+def judge_current_version(judge: Judge) -> JudgeVersion:
+    return judge.versions.order_by("-number").first()
+
+
+def _new_version(judge: Judge, template: str, user) -> JudgeVersion:
+    number = (judge.versions.aggregate(top=Max("number"))["top"] or 0) + 1
+    rater = Rater.objects.create(
+        name=f"{judge.name} v{number} ({judge.model}) · judge {judge.pk}"[:200],
+        kind=Rater.Kind.AUTOMATIC,
+    )
+    return JudgeVersion.objects.create(
+        judge=judge,
+        number=number,
+        template=template.replace("\r\n", "\n"),
+        model=judge.model,
+        temperature=judge.temperature,
+        rater=rater,
+        created_by=user,
+    )
+
+
+def judge_threshold_set(*, judge: Judge, min_kappa: float, min_gold: int, user) -> None:
+    """Write down the threshold a judge must meet to be accepted; logged, and marked when
+    written after the judge's first run (verdicts could have been seen)."""
+    with transaction.atomic():
+        judge = Judge.objects.select_for_update().get(pk=judge.pk)
+        before = _threshold(judge)
+        after = {"min_kappa": min_kappa, "min_gold": min_gold}
+        if before == after:
+            return
+        judge.min_kappa, judge.min_gold = min_kappa, min_gold
+        judge.save(update_fields=["min_kappa", "min_gold"])
+        JudgeThresholdChange.objects.create(
+            judge=judge,
+            by=user,
+            before=before,
+            after=after,
+            after_lock=judge.threshold_locked_at is not None,
+        )
+
+
+def _threshold(judge: Judge) -> dict:
+    if not judge.has_threshold:
+        return {}
+    return {"min_kappa": judge.min_kappa, "min_gold": judge.min_gold}
+
+
+def subset_claims(*, audit_set: AuditSet, subset: str, system: str = "") -> list[int]:
+    """The claims a run covers, in queue order: every claim a reviewer could judge (a split
+    claim's parts, not the claim itself), or those no human has judged, or one system's."""
+    claims = Claim.objects.filter(answer__audit_set=audit_set).exclude(
+        review_status=ReviewStatus.SPLIT
+    )
+    if subset == JudgeRun.Subset.UNREVIEWED:
+        claims = claims.filter(adjudication__isnull=True).exclude(sheets__status="submitted")
+    elif subset == JudgeRun.Subset.SYSTEM:
+        claims = claims.filter(answer__system=system)
+    return list(claims.order_by(*QUEUE_ORDER).values_list("pk", flat=True).distinct())
+
+
+def judge_run_start(*, judge: Judge, subset: str, system: str = "", user) -> JudgeRun:
+    """Queue a run of the judge's current version over a subset of its set's claims.
+
+    Refused until the lead has written the acceptance threshold: it must be written before
+    any verdict can be looked at. The first run locks it (later edits are marked).
+    """
+    if not judge.has_threshold:
+        raise JudgeError("Write down the acceptance threshold before the first run.")
+    claim_ids = subset_claims(audit_set=judge.audit_set, subset=subset, system=system)
+    if not claim_ids:
+        raise JudgeError("No claims in this subset.")
+    with transaction.atomic():
+        judge = Judge.objects.select_for_update().get(pk=judge.pk)
+        if judge.threshold_locked_at is None:
+            judge.threshold_locked_at = timezone.now()
+            judge.save(update_fields=["threshold_locked_at"])
+        run = JudgeRun.objects.create(
+            judge=judge,
+            version=judge_current_version(judge),
+            subset=subset,
+            system=system if subset == JudgeRun.Subset.SYSTEM else "",
+            claim_ids=claim_ids,
+            created_by=user,
+        )
+        _queue(run, user)
+    return run
+
+
+def judge_run_resume(*, run: JudgeRun, user) -> JudgeRun:
+    """Queue a stopped run again: it asks only about claims without a verdict in this run
+    (those that ended in an error are asked again)."""
+    with transaction.atomic():
+        run = JudgeRun.objects.select_for_update().get(pk=run.pk)
+        if run.job is not None and not run.job.finished:
+            raise JobRefused("This run is still queued or running.")
+        _queue(run, user)
+    return run
+
+
+def _queue(run: JudgeRun, user) -> None:
+    job = Job.objects.create(
+        kind=Job.Kind.JUDGE,
+        audit_set=run.judge.audit_set,
+        created_by=user,
+        token=os.urandom(16).hex(),
+        params={"run": run.pk},
+        total=len(run.claim_ids),
+    )
+    run.job = job
+    run.save(update_fields=["job"])
+    enqueue_job(job)
+
+
+@dataclass
+class Outcome:
+    """What one claim's requests came to, before anything is written."""
+
+    reply: JudgeReply | None = None
+    error: str = ""
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: int = 0
+    raw: str = ""
+    waits: list[float] = field(default_factory=list)
+
+
+def judge_run_execute(*, run_id: int, progress_for: Callable[[int], Callable[[int], None]]) -> dict:
+    """The job's work: ask about every claim of the run not yet judged in it, store each
+    verdict or error as it arrives. `progress_for(total)` gives the job's progress callback,
+    which raises JobCancelled when a lead cancels (what is stored stays)."""
+    run = JudgeRun.objects.select_related("judge__audit_set", "version").get(pk=run_id)
+    judge, version = run.judge, run.version
+    if judge.api_key_env and not os.environ.get(judge.api_key_env):
+        raise JobFailed(
+            f"The environment variable {judge.api_key_env} is not set where the worker runs."
+        )
+    judged = set(JudgeVerdict.objects.filter(run=run, error="").values_list("claim_id", flat=True))
+    todo = [pk for pk in run.claim_ids if pk not in judged]
+    progress = progress_for(len(run.claim_ids))
+    progress(len(run.claim_ids) - len(todo))
+    client = openai.OpenAI(
+        base_url=judge.base_url,
+        api_key=os.environ.get(judge.api_key_env, "") if judge.api_key_env else "none",
+        max_retries=0,
+        timeout=judge.timeout_seconds,
+    )
+    pool = ThreadPoolExecutor(max_workers=judge.max_concurrency)
+    futures: dict = {}
+    try:
+        for start in range(0, len(todo), CHUNK):
+            prompts = claim_prompts(todo[start : start + CHUNK], judge.audit_set.guidelines)
+            futures = {
+                pool.submit(ask_judge, client, version, prompt): claim_id
+                for claim_id, prompt in prompts.items()
+            }
+            for future in as_completed(futures):
+                _store(run, futures.pop(future), future.result())
+                progress(1)
+            progress(len(todo[start : start + CHUNK]) - len(prompts))  # claims gone since
+    except JobCancelled:
+        # Requests not yet sent are dropped; those in flight are waited for and kept, as
+        # their tokens are spent: resuming will not ask about them again.
+        pool.shutdown(wait=True, cancel_futures=True)
+        for future, claim_id in futures.items():
+            if future.done() and not future.cancelled():
+                _store(run, claim_id, future.result())
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        client.close()
+    counts = JudgeVerdict.objects.filter(run=run)
+    return {
+        "audit_set": judge.audit_set_id,
+        "run": run.pk,
+        "verdicts": counts.filter(error="").count(),
+        "errors": counts.exclude(error="").count(),
+    }
+
+
+def claim_prompts(claim_ids: list[int], guidelines: str) -> dict[int, ClaimPrompt]:
+    """What the judge is shown about each claim, by claim id, in the order given."""
+    claims = (
+        Claim.objects.filter(pk__in=claim_ids)
+        .select_related("answer__question")
+        .prefetch_related("citations", "answer__passages")
+    )
+    by_id = {}
+    for claim in claims:
+        cited = {p.position for p in claim.citations.all()}
+        by_id[claim.pk] = ClaimPrompt(
+            guidelines=guidelines,
+            question=claim.answer.question.text,
+            answer=claim.answer.text,
+            claim=claim.text,
+            claim_start=claim.start,
+            claim_end=claim.end,
+            passages=tuple(
+                PassageText(
+                    position=p.position, title=p.title, text=p.text, cited=p.position in cited
+                )
+                for p in sorted(claim.answer.passages.all(), key=lambda p: p.position)
+            ),
+        )
+    return {pk: by_id[pk] for pk in claim_ids if pk in by_id}
+
+
+def ask_judge(client: openai.OpenAI, version: JudgeVersion, prompt: ClaimPrompt) -> Outcome:
+    """Ask about one claim; runs in a pool thread, so it touches no database.
+
+    An invalid reply is asked again once; a 429 is asked again once after its Retry-After
+    (at most settings.JUDGE_MAX_RETRY_AFTER seconds). Anything else ends as a stored error.
+    """
+    out = Outcome()
+    content = render_prompt(version.template, prompt)
+    asked_again = waited = False
+    while True:
+        out.attempts += 1
+        started = time.monotonic()
+        try:
+            response = client.chat.completions.create(
+                model=version.model,
+                temperature=version.temperature,
+                messages=[{"role": "user", "content": content}],
+            )
+        except openai.RateLimitError as refusal:
+            out.latency_ms += _ms(started)
+            wait = _retry_after(refusal.response.headers.get("retry-after"))
+            shown = f"Retry-After {refusal.response.headers.get('retry-after')!r}"
+            if not waited and wait is not None and wait <= settings.JUDGE_MAX_RETRY_AFTER:
+                waited = True
+                out.waits.append(wait)
+                time.sleep(wait)
+                continue
+            if waited:
+                out.error = f"Rate limited: the endpoint answered 429 again ({shown})."
+            else:
+                out.error = f"Rate limited: the endpoint answered 429 ({shown}); not retried."
+            return out
+        except openai.APITimeoutError:
+            out.latency_ms += _ms(started)
+            out.error = f"Timeout: no reply within {client.timeout} s."
+            return out
+        except openai.APIConnectionError as failure:
+            out.latency_ms += _ms(started)
+            out.error = f"Unreachable: could not connect to {client.base_url} ({failure})."
+            return out
+        except openai.APIStatusError as failure:
+            out.latency_ms += _ms(started)
+            out.error = (
+                f"The endpoint answered HTTP {failure.status_code}: {_clip(failure.message)}"
+            )
+            return out
+        except openai.OpenAIError as failure:
+            out.latency_ms += _ms(started)
+            out.error = f"Not a chat completion: {_clip(str(failure))}"
+            return out
+        out.latency_ms += _ms(started)
+        usage = getattr(response, "usage", None)
+        out.prompt_tokens += getattr(usage, "prompt_tokens", 0) or 0
+        out.completion_tokens += getattr(usage, "completion_tokens", 0) or 0
+        choices = getattr(response, "choices", None) or []
+        reply_text = choices[0].message.content if choices else None
+        out.raw = (reply_text or "")[:RAW_LIMIT]
+        try:
+            out.reply = check_reply(reply_text, prompt)
+            return out
+        except ReplyError as invalid:
+            if not asked_again:
+                asked_again = True
+                continue
+            out.error = f"Invalid reply (asked twice): {invalid}"
+            return out
+
+
+def _retry_after(value: str | None) -> float | None:
+    if value is None:
+        return 1.0
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # an HTTP date: not worth parsing to wait that long
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _store(run: JudgeRun, claim_id: int, outcome: Outcome) -> None:
+    """Write one claim's verdict (or error) in this run; a verdict also becomes the version's
+    rater label on the claim, with its provenance in the label's note."""
+    reply = outcome.reply
+    values = {
+        "judgment": reply.judgment if reply else "",
+        "evidence": [
+            {
+                "sentence": s.number,
+                "passage": s.passage,
+                "start": s.start,
+                "end": s.end,
+                "text": s.text,
+            }
+            for s in reply.evidence
+        ]
+        if reply
+        else [],
+        "unsupported_spans": list(reply.unsupported_spans) if reply else [],
+        "wrong_citation_passage": reply.wrong_citation_passage if reply else None,
+        "rationale": reply.rationale if reply else "",
+        "error": outcome.error,
+        "attempts": outcome.attempts,
+        "prompt_tokens": outcome.prompt_tokens,
+        "completion_tokens": outcome.completion_tokens,
+        "latency_ms": outcome.latency_ms,
+        "raw_reply": outcome.raw,
+    }
+    with transaction.atomic():
+        JudgeVerdict.objects.update_or_create(run=run, claim_id=claim_id, defaults=values)
+        if reply is None:
+            return
+        version, judge = run.version, run.judge
+        RaterLabel.objects.update_or_create(
+            rater_id=version.rater_id,
+            claim_id=claim_id,
+            defaults={
+                "judgment": reply.judgment,
+                "raw_label": reply.judgment,
+                "evidence": [s.text for s in reply.evidence],
+                "rationale": reply.rationale,
+                "note": (
+                    f"judge {judge.name}; model {version.model}; prompt v{version.number}; "
+                    f"run {run.pk}"
+                ),
+            },
+        )
+
+
+def judge_accept(*, version: JudgeVersion, user) -> JudgeAcceptance:
+    """Accept a judge version for its set, if its calibration meets the written threshold;
+    it replaces any version accepted before in the set."""
+    from audit.selectors.judges import judge_calibration
+
+    judge = Judge.objects.get(pk=version.judge_id)  # the threshold as written now
+    if not judge.has_threshold:
+        raise JudgeError("No threshold was written down for this judge.")
+    overall, _splits = judge_calibration(version=version)
+    ok, why = meets(Threshold(min_kappa=judge.min_kappa, min_gold=judge.min_gold), overall)
+    if not ok:
+        raise JudgeError(f"Not accepted: {why}")
+    with transaction.atomic():
+        JudgeAcceptance.objects.filter(version__judge__audit_set=judge.audit_set).delete()
+        return JudgeAcceptance.objects.create(
+            version=version,
+            by=user,
+            n_gold=overall.n,
+            kappa=overall.report.kappa,
+            kappa_low=overall.kappa_ci.low,
+            kappa_high=overall.kappa_ci.high,
+            threshold={
+                **_threshold(judge),
+                "changed_after_lock": judge.threshold_changes.filter(after_lock=True).exists(),
+            },
+        )

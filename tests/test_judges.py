@@ -1,0 +1,324 @@
+"""Automatic judges run by the app, against the local fake endpoint (tests/fake_llm.py):
+verdicts, stored errors for every fault, tokens, cancel and resume, calibration, acceptance."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from django.core.cache import cache
+
+from audit.models import Job, JudgeAcceptance, JudgeRun, JudgeVerdict, RaterLabel
+from audit.selectors.jobs import CANCEL_KEY
+from audit.selectors.judges import judge_calibration, release_provenance, run_cost
+from audit.services import judges
+from tests import fake_llm as fake
+from tests.conftest import refund_set_with_gold, run_queued_jobs
+
+pytestmark = pytest.mark.django_db
+
+# Verdicts that agree with the refund example's gold, sentence numbers as the prompt shows
+# them: S1 consumers' 30 days, S2 business 14 days, S3 refunds, S4 software.
+AGREE = [
+    {
+        "judgment": "partially_supported",
+        "evidence": [1],
+        "unsupported_spans": ["Customers"],
+        "rationale": "Business customers get 14 days.",
+    },
+    {"judgment": "supported", "evidence": [3], "rationale": "Stated in [2]."},
+    {"judgment": "wrong_citation", "wrong_citation_passage": 3, "rationale": "[3] says it."},
+]
+
+
+def _judge(audit_set, lead, base_url, **extra):
+    fields = {
+        "name": "house",
+        "base_url": base_url,
+        "model": "fake-1",
+        "max_concurrency": 2,
+        "timeout_seconds": 5.0,
+        "min_kappa": 0.0,
+        "min_gold": 3,
+        **extra,
+    }
+    return judges.judge_create(audit_set=audit_set, fields=fields, user=lead)
+
+
+def _run(judge, lead, subset=JudgeRun.Subset.ALL) -> JudgeRun:
+    run = judges.judge_run_start(judge=judge, subset=subset, user=lead)
+    (job,) = run_queued_jobs()
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    run.refresh_from_db()
+    return run
+
+
+@pytest.fixture
+def refund(lead):
+    return refund_set_with_gold(lead)
+
+
+def test_a_run_stores_checked_verdicts_as_the_versions_rater_labels(refund, lead, fake_llm):
+    audit_set, claims = refund
+    for claim, reply in zip(claims, AGREE, strict=True):
+        fake_llm.behaviour[claim.text] = reply
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+
+    run = _run(judge, lead)
+
+    verdicts = {v.claim_id: v for v in JudgeVerdict.objects.filter(run=run)}
+    assert [verdicts[c.pk].judgment for c in claims] == [
+        "partially_supported",
+        "supported",
+        "wrong_citation",
+    ]
+    assert [verdicts[c.pk].error for c in claims] == ["", "", ""]
+    first = verdicts[claims[0].pk]
+    consumers = "Consumers can return hardware within 30 days of delivery."
+    assert first.evidence == [
+        {"sentence": 1, "passage": 1, "start": 0, "end": len(consumers), "text": consumers}
+    ]
+    assert first.unsupported_spans == [{"text": "Customers", "start": 0, "end": 9}]
+    assert verdicts[claims[2].pk].wrong_citation_passage == 3
+    labels = RaterLabel.objects.filter(rater=run.version.rater).order_by("claim_id")
+    assert [label.judgment for label in labels] == [v["judgment"] for v in AGREE]
+    assert labels[0].note == f"judge house; model fake-1; prompt v1; run {run.pk}"
+    cost = run_cost(run=run)
+    assert (cost.judged, cost.errors, cost.prompt_tokens, cost.completion_tokens) == (
+        3,
+        0,
+        300,
+        60,
+    )
+    assert cost.tokens_per_1000 == 120_000
+    assert cost.money_per_1000 is None
+
+
+def test_the_prompt_holds_guidelines_question_marked_claim_and_numbered_sentences(
+    refund, lead, fake_llm
+):
+    audit_set, claims = refund
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+
+    _run(judge, lead)
+
+    (request,) = [r for r in fake_llm.requests if r["claim"] == claims[1].text]
+    prompt = request["body"]["messages"][0]["content"]
+    assert "Judge only what is cited." in prompt
+    assert "Can business customers return opened hardware?" in prompt
+    assert "⟦Refunds go back to the original payment method. [2]⟧" in prompt or (
+        "⟦Refunds go back to the original payment method.⟧" in prompt
+    )
+    assert "  S3: Refunds go back to the original payment method within 5 working days." in prompt
+    assert "[2] Refunds (cited by the claim)" in prompt
+    assert request["body"]["model"] == "fake-1"
+    assert request["body"]["temperature"] == 0.0
+
+
+def test_each_fault_is_a_clear_stored_error_and_the_run_goes_on(refund, lead, fake_llm):
+    audit_set, claims = refund
+    fake_llm.behaviour[claims[0].text] = fake.NOT_JSON
+    fake_llm.behaviour[claims[1].text] = {"judgment": "mostly_true", "evidence": [1]}
+    fake_llm.behaviour[claims[2].text] = {"judgment": "supported", "evidence": [9]}
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+
+    run = _run(judge, lead)
+
+    errors = dict(JudgeVerdict.objects.filter(run=run).values_list("claim_id", "error"))
+    assert errors[claims[0].pk].startswith("Invalid reply (asked twice): The reply is not JSON")
+    assert errors[claims[1].pk].startswith("Invalid reply (asked twice): judgment 'mostly_true'")
+    assert errors[claims[2].pk] == (
+        "Invalid reply (asked twice): evidence sentence 9 is out of range: the passages "
+        "have 4 sentences."
+    )
+    # Asked once more each, then stored as an error: never guessed, no label written.
+    assert [fake_llm.asked(c.text) for c in claims] == [2, 2, 2]
+    assert not RaterLabel.objects.filter(rater=run.version.rater).exists()
+    assert JudgeVerdict.objects.get(run=run, claim=claims[0]).attempts == 2
+
+
+def test_an_invalid_reply_asked_again_once_can_still_become_a_verdict(refund, lead, fake_llm):
+    audit_set, claims = refund
+    fake_llm.behaviour[claims[1].text] = ["Sure! It is supported.", AGREE[1]]
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+
+    run = _run(judge, lead)
+
+    verdict = JudgeVerdict.objects.get(run=run, claim=claims[1])
+    assert (verdict.judgment, verdict.error, verdict.attempts) == ("supported", "", 2)
+    assert (verdict.prompt_tokens, verdict.completion_tokens) == (200, 40)
+
+
+def test_429_500_and_timeouts_are_stored_errors(refund, lead, fake_llm):
+    audit_set, claims = refund
+    fake_llm.behaviour[claims[0].text] = fake.RATE_LIMITED
+    fake_llm.behaviour[claims[1].text] = fake.SERVER_ERROR
+    fake_llm.behaviour[claims[2].text] = fake.SLOW
+    judge = _judge(audit_set, lead, fake_llm.base_url, timeout_seconds=0.5)
+
+    run = _run(judge, lead)
+
+    errors = dict(JudgeVerdict.objects.filter(run=run).values_list("claim_id", "error"))
+    assert errors[claims[0].pk] == (
+        "Rate limited: the endpoint answered 429 again (Retry-After '0')."
+    )
+    assert errors[claims[1].pk].startswith("The endpoint answered HTTP 500:")
+    assert errors[claims[2].pk] == "Timeout: no reply within 0.5 s."
+    assert fake_llm.asked(claims[0].text) == 2  # waited Retry-After once
+
+
+def test_a_429_then_a_reply_is_a_verdict(refund, lead, fake_llm):
+    audit_set, claims = refund
+    fake_llm.behaviour[claims[1].text] = [fake.RATE_LIMITED, AGREE[1]]
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+
+    run = _run(judge, lead)
+
+    assert JudgeVerdict.objects.get(run=run, claim=claims[1]).judgment == "supported"
+
+
+def test_an_unreachable_endpoint_is_a_stored_error_on_every_claim(refund, lead):
+    audit_set, claims = refund
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    judge = _judge(audit_set, lead, f"http://127.0.0.1:{port}/v1")
+
+    run = _run(judge, lead)
+
+    errors = list(JudgeVerdict.objects.filter(run=run).values_list("error", flat=True))
+    assert len(errors) == 3
+    assert all(
+        e.startswith(f"Unreachable: could not connect to http://127.0.0.1:{port}/v1")
+        for e in errors
+    )
+
+
+def test_a_missing_key_variable_fails_the_job_naming_it(refund, lead, fake_llm, monkeypatch):
+    audit_set, _claims = refund
+    monkeypatch.delenv("CITEAUDIT_TEST_NO_SUCH_KEY", raising=False)
+    judge = _judge(audit_set, lead, fake_llm.base_url, api_key_env="CITEAUDIT_TEST_NO_SUCH_KEY")
+    judges.judge_run_start(judge=judge, subset=JudgeRun.Subset.ALL, user=lead)
+
+    (job,) = run_queued_jobs()
+
+    assert job.status == Job.Status.FAILED
+    assert job.error == (
+        "The environment variable CITEAUDIT_TEST_NO_SUCH_KEY is not set where the worker runs."
+    )
+    assert fake_llm.requests == []
+
+
+def test_a_run_needs_a_written_threshold(refund, lead, fake_llm):
+    audit_set, _claims = refund
+    judge = _judge(audit_set, lead, fake_llm.base_url, min_kappa=None, min_gold=None)
+
+    with pytest.raises(judges.JudgeError, match="threshold before the first run"):
+        judges.judge_run_start(judge=judge, subset=JudgeRun.Subset.ALL, user=lead)
+    assert not Job.objects.exists()
+
+
+def test_a_cancelled_run_keeps_its_verdicts_and_resuming_asks_only_the_rest(refund, lead, fake_llm):
+    audit_set, claims = refund
+    judge = _judge(audit_set, lead, fake_llm.base_url, max_concurrency=1)
+    run = judges.judge_run_start(judge=judge, subset=JudgeRun.Subset.ALL, user=lead)
+    # The lead cancels while claim 1 is asked about; claim 2 is in flight (slow) when the
+    # worker sees it, and claim 3 not yet sent.
+    cancel = CANCEL_KEY.format(token=run.job.token)
+    fake_llm.on_request = lambda claim: claim == claims[0].text and cache.set(cancel, True)
+    fake_llm.behaviour[claims[1].text] = fake.SLOW
+    fake_llm.slow_seconds = 0.5
+
+    (job,) = run_queued_jobs()
+
+    assert job.status == Job.Status.CANCELLED
+    kept = set(JudgeVerdict.objects.filter(run=run).values_list("claim_id", flat=True))
+    assert kept == {claims[0].pk, claims[1].pk}
+
+    fake_llm.on_request = lambda claim: None
+    judges.judge_run_resume(run=run, user=lead)
+    (again,) = run_queued_jobs()
+
+    assert again.status == Job.Status.SUCCEEDED
+    assert JudgeVerdict.objects.filter(run=run).count() == 3
+    assert [fake_llm.asked(c.text) for c in claims] == [1, 1, 1]
+
+
+def test_a_judge_calling_refund_claim_1_supported_disagrees_with_gold_on_exactly_it(
+    refund, lead, fake_llm
+):
+    audit_set, claims = refund
+    for claim, reply in zip(claims, AGREE, strict=True):
+        fake_llm.behaviour[claim.text] = reply
+    fake_llm.behaviour[claims[0].text] = {"judgment": "supported", "evidence": [1]}
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+    run = _run(judge, lead)
+
+    overall, by = judge_calibration(version=run.version)
+
+    assert overall.n == 3
+    assert overall.report.disagreements == (claims[0].pk,)
+    assert overall.report.accuracy == pytest.approx(2 / 3)
+    gold_row = overall.report.confusion.labels.index("partially_supported")
+    judge_col = overall.report.confusion.labels.index("supported")
+    assert overall.report.confusion.counts[gold_row][judge_col] == 1
+    assert [s.by for s in by] == [
+        "System",
+        "Topic",
+        "Machine trust label",
+        "Claim has numbers",
+    ]
+    numbers = {g.name: g.n for g in by[3].groups}
+    assert numbers == {"has numbers": 1, "no numbers": 2}
+
+
+def test_a_judge_is_accepted_only_when_it_meets_its_written_threshold(refund, lead, fake_llm):
+    audit_set, claims = refund
+    for claim, reply in zip(claims, AGREE, strict=True):
+        fake_llm.behaviour[claim.text] = reply
+    judge = _judge(audit_set, lead, fake_llm.base_url, min_gold=4)
+    run = _run(judge, lead)
+
+    with pytest.raises(judges.JudgeError, match="3 gold claims; the threshold needs 4"):
+        judges.judge_accept(version=run.version, user=lead)
+
+    judges.judge_threshold_set(judge=judge, min_kappa=0.0, min_gold=3, user=lead)
+    acceptance = judges.judge_accept(version=run.version, user=lead)
+
+    assert acceptance.n_gold == 3 and acceptance.kappa == pytest.approx(1.0)
+    assert acceptance.threshold == {"min_kappa": 0.0, "min_gold": 3, "changed_after_lock": True}
+    (change,) = judge.threshold_changes.all()
+    assert change.after_lock is True
+    assert JudgeAcceptance.objects.count() == 1
+
+
+def test_a_new_template_makes_a_new_version_and_rater(refund, lead, fake_llm):
+    audit_set, _claims = refund
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+    first = judges.judge_current_version(judge)
+
+    same = judges.judge_update(
+        judge=judge, fields={"max_concurrency": 3}, template=first.template, user=lead
+    )
+    second = judges.judge_update(
+        judge=judge, fields={}, template=first.template + "\nBe brief.", user=lead
+    )
+
+    assert same == first
+    assert second.number == 2 and second.rater != first.rater
+
+
+def test_accepted_verdicts_fill_only_claims_no_human_judged(refund, lead, fake_llm):
+    audit_set, claims = refund
+    for claim, reply in zip(claims, AGREE, strict=True):
+        fake_llm.behaviour[claim.text] = reply
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+    run = _run(judge, lead)
+    judges.judge_accept(version=run.version, user=lead)
+    # Claim 2 loses its gold: no human has judged it now.
+    claims[1].adjudication.delete()
+
+    (row,) = release_provenance(audit_set=audit_set)
+
+    assert (row.claims, row.gold, row.provisional, row.unjudged) == (3, 2, 0, 1)
+    assert (row.judge_filled, row.judge_supported) == (1, 1)
