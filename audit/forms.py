@@ -5,6 +5,7 @@ adjudication, its settings, the agreement dashboard's filters and machine-verdic
 from __future__ import annotations
 
 import json
+import re
 
 from django import forms
 from django.contrib.auth import get_user_model
@@ -12,7 +13,7 @@ from django.contrib.auth import get_user_model
 from audit import claims as claim_parsing
 from audit import judgments, selectors
 from audit.judgments import Assertion, EvidenceRef, JudgmentData
-from audit.models import Adjudication, AuditSet
+from audit.models import Adjudication, AuditSet, Judge, JudgeRun
 from audit.services.review import AtomicPart
 
 FORMATS = ("native", "alce", "ragas", "expertqa", "citeaudit")
@@ -419,4 +420,82 @@ class CompareForm(forms.Form):
         data = super().clean()
         if data.get("a") and data.get("a") == data.get("b"):
             raise forms.ValidationError("Pick two different runs.")
+        return data
+
+
+JUDGE_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
+
+
+class JudgeForm(forms.ModelForm):
+    """An automatic judge's settings and prompt template; the key itself is never asked for."""
+
+    template = forms.CharField(
+        label="Prompt template",
+        widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false"}),
+        help_text=(
+            "$guidelines, $question, $answer (claim marked ⟦…⟧), $claim, $passages (numbered "
+            "sentences), $judgments and $reply_format are filled in. Editing it, the model or "
+            "the temperature makes a new version."
+        ),
+    )
+
+    class Meta:
+        model = Judge
+        fields = [
+            "name",
+            "base_url",
+            "model",
+            "api_key_env",
+            "temperature",
+            "max_concurrency",
+            "timeout_seconds",
+            "price_per_million",
+        ]
+        help_texts = {
+            "base_url": "An OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 or "
+            "http://localhost:8001/v1 (vLLM, Ollama, LiteLLM).",
+            "max_concurrency": "Requests in flight at once (1–32).",
+            "timeout_seconds": "A request with no reply after this long is stored as a timeout.",
+        }
+
+    def clean_base_url(self) -> str:
+        url = self.cleaned_data["base_url"].strip()
+        if not url.startswith(("http://", "https://")):
+            raise forms.ValidationError("Give an http:// or https:// URL.")
+        return url
+
+    def clean_api_key_env(self) -> str:
+        name = self.cleaned_data["api_key_env"].strip()
+        if name and not JUDGE_ENV_NAME.fullmatch(name):
+            raise forms.ValidationError(
+                "The name of an environment variable (letters, digits, _), not the key itself."
+            )
+        return name
+
+
+class JudgeThresholdForm(forms.Form):
+    min_kappa = forms.FloatField(
+        label="Lowest κ",
+        min_value=-1.0,
+        max_value=1.0,
+        help_text="The low end of κ’s 95% interval against gold must reach this.",
+    )
+    min_gold = forms.IntegerField(
+        label="Gold claims at least", min_value=1, help_text="Calibrated on at least this many."
+    )
+
+
+class JudgeRunForm(forms.Form):
+    subset = forms.ChoiceField(label="Claims")
+    system = forms.ChoiceField(label="System", required=False)
+
+    def __init__(self, *args, systems: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["subset"].choices = JudgeRun.Subset.choices
+        self.fields["system"].choices = [("", "—")] + [(s, s) for s in systems]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("subset") == "system" and not data.get("system"):
+            self.add_error("system", "Choose the system.")
         return data

@@ -8,6 +8,7 @@ from audit.views import (
     answers,
     exports,
     jobs,
+    judges,
     progress,
     reports,
     review,
@@ -63,6 +64,14 @@ audit_patterns = [
     path("claims/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("claims/<int:pk>/adjudicate/save/", adjudication.adjudicate_save, name="adjudicate-save"),
     path("claims/<int:pk>/history/", adjudication.claim_history, name="claim-history"),
+    path("sets/<int:pk>/judges/", judges.judge_list, name="judge-list"),
+    path("judges/<int:pk>/", judges.judge_detail, name="judge-detail"),
+    path("judges/<int:pk>/threshold/", judges.judge_threshold, name="judge-threshold"),
+    path("judges/<int:pk>/run/", judges.judge_run, name="judge-run"),
+    path("judges/<int:pk>/calibration/", judges.judge_calibration, name="judge-calibration"),
+    path("judges/<int:pk>/accept/", judges.judge_accept, name="judge-accept"),
+    path("judge-runs/<int:pk>/", judges.judge_run_detail, name="judge-run-detail"),
+    path("judge-runs/<int:pk>/resume/", judges.judge_run_resume, name="judge-run-resume"),
 ]
 
 urlpatterns = [

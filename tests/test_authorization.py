@@ -10,7 +10,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from audit import services
-from audit.models import Assignment, AuditSet, Claim, Job
+from audit.models import Assignment, AuditSet, Claim, Job, JudgeRun
+from audit.services.judges import judge_create
 from tests.conftest import FIXTURES, import_file
 from tests.factories import UserFactory
 
@@ -76,6 +77,16 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:set-report-claims": {"GET": (LOGIN, 403, 403, 404), "POST": (405, 405, 405, 405)},
     "audit:set-criteria": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 302)},
     "audit:set-compare": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
+    # Automatic judges: lead-only, like agreement; an empty POST is a form shown again (400)
+    # or a refusal said on the judge's page (302).
+    "audit:judge-list": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:judge-detail": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:judge-threshold": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 400)},
+    "audit:judge-run": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 400)},
+    "audit:judge-calibration": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
+    "audit:judge-accept": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
+    "audit:judge-run-detail": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
+    "audit:judge-run-resume": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
 }
@@ -107,6 +118,14 @@ def world(lead):
     )
     claim = Claim.objects.filter(assignments__reviewer=reviewer_a).order_by("pk").first()
     job = Job.objects.create(kind=Job.Kind.IMPORT, audit_set=audit_set, token="matrix")
+    judge = judge_create(
+        audit_set=audit_set,
+        fields={"name": "matrix", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+        user=lead,
+    )
+    run = JudgeRun.objects.create(
+        judge=judge, version=judge.versions.get(), claim_ids=[claim.pk], job=job
+    )
     assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
     return {
         "users": {
@@ -119,6 +138,8 @@ def world(lead):
         "claim": claim,
         "answer": claim.answer,
         "job": job,
+        "judge": judge,
+        "run": run,
     }
 
 
@@ -128,6 +149,8 @@ def _url(route: str, world: dict) -> str:
         "answers/": world["answer"].pk,
         "claims/": world["claim"].pk,
         "jobs/": world["job"].pk,
+        "judges/": world["judge"].pk,
+        "judge-runs/": world["run"].pk,
     }
     url = "/" + route
     for prefix, pk in pk_for.items():
