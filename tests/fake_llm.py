@@ -76,7 +76,9 @@ class FakeLLM:
                 prompt = body["messages"][-1]["content"]
                 claim = claim_of(prompt)
                 with fake._lock:
-                    fake.requests.append({"claim": claim, "body": body})
+                    fake.requests.append(
+                        {"claim": claim, "body": body, "auth": self.headers.get("Authorization")}
+                    )
                 fake.on_request(claim)
                 plan = fake._next(claim)
                 if plan == RATE_LIMITED:

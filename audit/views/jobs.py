@@ -46,7 +46,13 @@ def job_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def job_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    return _act(request, pk, services.job_cancel, "Cancelling: nothing of this job will be kept.")
+    job = _get_job_for_lead(request, pk)
+    # A judge run keeps each verdict as it comes; an import keeps nothing of a cancelled run.
+    if job.kind == Job.Kind.JUDGE:
+        done = "Cancelling: verdicts stored so far are kept."
+    else:
+        done = "Cancelling: nothing of this job will be kept."
+    return _act(request, pk, services.job_cancel, done)
 
 
 @require_POST

@@ -36,6 +36,7 @@ from audit.metrics import (
     summarize,
 )
 from audit.models import AuditSet, Claim
+from audit.selectors import judges as judge_selectors
 from audit.tables import sheet_letter
 from audit.views import access
 
@@ -271,6 +272,8 @@ def set_report(request: HttpRequest, pk: int) -> HttpResponse:
             "locked_since": selectors.criteria_locked_since(audit_set=audit_set),
             "overrides": selectors.number_overrides(audit_set=audit_set),
             "inaccessible": inaccessible,
+            "provenance": judge_selectors.release_provenance(audit_set=audit_set),
+            "accepted_judge": judge_selectors.accepted_version(audit_set=audit_set),
         },
     )
 

@@ -27,6 +27,7 @@ LEAD_TABS = [
     "Criteria",
     "Compare runs",
     "Machine verdicts",
+    "Judges",
     "Settings",
     "Import answers",
 ]
