@@ -31,6 +31,7 @@ class FakeLLM:
         self.behaviour: dict[str, object] = {}
         self.default: object = {"judgment": "unclear", "evidence": [], "rationale": "default"}
         self.slow_seconds = 2.0
+        self.delay_seconds = 0.0  # before every reply, so a page can watch a run's progress
         self.requests: list[dict] = []
         # Called with the claim of each request as it arrives, before the reply is sent.
         self.on_request = lambda claim: None
@@ -81,6 +82,7 @@ class FakeLLM:
                     )
                 fake.on_request(claim)
                 plan = fake._next(claim)
+                time.sleep(fake.delay_seconds)
                 if plan == RATE_LIMITED:
                     return self._send(
                         429, {"error": {"message": "slow down"}}, {"Retry-After": "0"}
