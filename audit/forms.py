@@ -451,6 +451,11 @@ class JudgeForm(forms.ModelForm):
             "timeout_seconds",
             "price_per_million",
         ]
+        widgets = {
+            "base_url": forms.TextInput(attrs={"size": 60}),
+            "model": forms.TextInput(attrs={"size": 40}),
+            "api_key_env": forms.TextInput(attrs={"size": 40, "autocomplete": "off"}),
+        }
         help_texts = {
             "base_url": "An OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 or "
             "http://localhost:8001/v1 (vLLM, Ollama, LiteLLM).",

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from audit import selectors
-from audit.calibration import Calibration, Threshold, meets
+from audit.calibration import Calibration, Interval, Threshold, meets
 from audit.forms import JudgeForm, JudgeRunForm, JudgeThresholdForm
 from audit.judge_prompt import DEFAULT_TEMPLATE
 from audit.judgments import JUDGMENT_LABELS
@@ -254,9 +254,9 @@ def _shown(calibration: Calibration) -> dict:
         "name": calibration.name,
         "n": calibration.n,
         "accuracy": report.accuracy,
-        "accuracy_ci": calibration.accuracy_ci,
+        "accuracy_ci": _interval(calibration.accuracy_ci, percent=True),
         "kappa": report.kappa,
-        "kappa_ci": calibration.kappa_ci,
+        "kappa_ci": _interval(calibration.kappa_ci),
         "per_label": [
             (JUDGMENT_LABELS.get(label, label), score) for label, score in report.per_label.items()
         ],
@@ -267,6 +267,15 @@ def _shown(calibration: Calibration) -> dict:
         ],
         "differing": report.differing,
     }
+
+
+def _interval(interval: Interval, *, percent: bool = False) -> str:
+    """An interval as text, "—" when there is none (too few claims, or κ undefined)."""
+    if interval.low is None or interval.high is None:
+        return "—"
+    if percent:
+        return f"{100 * interval.low:.1f}%–{100 * interval.high:.1f}%"
+    return f"{interval.low:.2f}–{interval.high:.2f}"
 
 
 @require_POST
