@@ -20,6 +20,12 @@ from audit.models import (
     GuidelineFlag,
     ImportBatch,
     Job,
+    Judge,
+    JudgeAcceptance,
+    JudgeRun,
+    JudgeThresholdChange,
+    JudgeVerdict,
+    JudgeVersion,
     PairFact,
     Passage,
     Question,
@@ -323,3 +329,43 @@ class ReleaseTallyAdmin(admin.ModelAdmin):
         super().delete_queryset(request, queryset)
         for set_id in set_ids:
             release_tallies_rebuild(audit_set_id=set_id)
+
+
+# Automatic judges run by the app (audit/services/judges.py); a key is never stored.
+
+
+@admin.register(Judge)
+class JudgeAdmin(admin.ModelAdmin):
+    list_display = ["name", "audit_set", "model", "base_url", "min_kappa", "min_gold"]
+
+
+@admin.register(JudgeVersion)
+class JudgeVersionAdmin(admin.ModelAdmin):
+    list_display = ["judge", "number", "model", "temperature", "created_at"]
+
+
+@admin.register(JudgeRun)
+class JudgeRunAdmin(admin.ModelAdmin):
+    list_display = ["pk", "judge", "version", "subset", "system", "created_at"]
+    raw_id_fields = ["job"]
+
+
+@admin.register(JudgeVerdict)
+class JudgeVerdictAdmin(admin.ModelAdmin):
+    list_display = ["run", "claim", "judgment", "error", "attempts", "latency_ms"]
+    raw_id_fields = ["claim"]
+
+
+@admin.register(JudgeThresholdChange)
+class JudgeThresholdChangeAdmin(admin.ModelAdmin):
+    """A log: read it, never edit it."""
+
+    list_display = ["judge", "by", "at", "after_lock"]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(JudgeAcceptance)
+class JudgeAcceptanceAdmin(admin.ModelAdmin):
+    list_display = ["version", "by", "at", "kappa", "n_gold"]
