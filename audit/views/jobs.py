@@ -58,7 +58,12 @@ def job_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def job_retry(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    return _act(request, pk, services.job_retry, "Queued again: it runs from the start.")
+    job = _get_job_for_lead(request, pk)
+    if job.kind == Job.Kind.JUDGE:
+        done = "Queued again: claims it has a verdict on are skipped."
+    else:
+        done = "Queued again: it runs from the start."
+    return _act(request, pk, services.job_retry, done)
 
 
 def _act(request: HtmxHttpRequest, pk: int, action, done: str) -> HttpResponse:

@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 
 from audit.models import Job, Judge, JudgeAcceptance, JudgeRun
+from tests import fake_llm as fake
 from tests.conftest import refund_set_with_gold, run_queued_jobs
 from tests.test_judges import AGREE
 
@@ -132,3 +133,39 @@ def test_a_run_page_shows_errors_and_rationales_escaped(client_for, lead, fake_l
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "<script>alert" not in body
     assert "Invalid reply (asked twice): The reply is not JSON: &#x27;&lt;b&gt;not json" in body
     assert "2 verdicts, 1 errors." in job_page
+
+
+def test_a_judge_run_whose_worker_died_runs_again_skipping_claims_it_judged(
+    client_for, lead, fake_llm, settings
+):
+    from django.core.cache import cache
+
+    from audit.selectors.jobs import CANCEL_KEY
+
+    audit_set, claims = refund_set_with_gold(lead)
+    client = client_for(lead)
+    _setup(client, audit_set, fake_llm.base_url, api_key_env="", max_concurrency="1")
+    judge = Judge.objects.get()
+    client.post(
+        reverse("audit:judge-threshold", args=[judge.pk]), {"min_kappa": "0", "min_gold": "1"}
+    )
+    client.post(reverse("audit:judge-run", args=[judge.pk]), {"subset": "all"})
+    run = JudgeRun.objects.get()
+    # Stopped after claim 1's verdict, then left "running" as a killed worker leaves it.
+    cancel = CANCEL_KEY.format(token=run.job.token)
+    fake_llm.on_request = lambda claim: claim == claims[0].text and cache.set(cancel, True)
+    fake_llm.behaviour[claims[1].text] = fake.SLOW  # in flight when the cancel is seen
+    fake_llm.slow_seconds = 0.5
+    run_queued_jobs()
+    Job.objects.filter(pk=run.job.pk).update(status=Job.Status.RUNNING)
+    settings.JOB_STALE_SECONDS = 0
+    fake_llm.on_request = lambda claim: None
+    judged_before = run.verdicts.count()
+
+    response = client.post(reverse("audit:job-retry", args=[run.job.pk]), follow=True)
+    (job,) = run_queued_jobs()
+
+    assert "Queued again: claims it has a verdict on are skipped." in response.content.decode()
+    assert job.status == Job.Status.SUCCEEDED and judged_before == 2
+    assert run.verdicts.count() == 3
+    assert [fake_llm.asked(c.text) for c in claims] == [1, 1, 1]
