@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from audit.bm25 import STOP_WORDS, TERM, stem
+from audit.bm25 import MONTHS, STOP_WORDS, TERM, stem
+from audit.bm25 import term as _term
 
 if TYPE_CHECKING:
     from audit.matching import PreparedPassage
@@ -85,21 +86,7 @@ _MISSING_GAP = 0.25
 
 # Letters glued to a number share its verdict: "24th", "1990s", "$12m", "5km".
 _NUMBER_SUFFIXES = frozenset(["st", "nd", "rd", "th", "s", "m", "bn", "k", "km", "kg", "am", "pm"])
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_MONTH_STEMS = frozenset(stem(m) for m in _MONTHS)
+_MONTH_STEMS = frozenset(stem(m) for m in MONTHS)
 _PREPOSITIONS = frozenset(["on", "in", "at", "by", "from", "to", "since", "until", "during", "of"])
 # Words as the quote check reads them (audit.matching): "ex-pats" and "88.9" are one word.
 _WORD = re.compile(r"\w+(?:[.,'-]\w+)*")
@@ -164,7 +151,7 @@ def _read_claim(claim: str) -> _Claim:
         else:
             at = origin[start] if origin else start
             kind = _CAPITALISED if kinds and claim[at].isupper() else _OTHER
-            term = stem(word)
+            term = _term(word)
         starts.append(start)
         ends.append(end)
         terms.append(term)
@@ -245,7 +232,7 @@ def _clause_masks(
         unit = 0
         for word in TERM.findall(clause):
             if word not in STOP_WORDS:
-                unit |= flags.get(stem(word), 0)
+                unit |= flags.get(_term(word), 0)
         units.append(unit)
     return units
 

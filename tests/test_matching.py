@@ -594,3 +594,25 @@ def test_an_uncited_passage_is_not_split_when_the_cited_one_states_the_claim():
 
     assert "spans" not in vars(uncited)
     assert "index" not in vars(uncited)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "evidence"),
+    [
+        (
+            "The article appeared in April 2014.",
+            "Updated March 2014\nPosted 2014-04-23",
+            "Posted 2014-04-23",
+        ),
+        (
+            "Prices rose in February.",
+            "Prices rose in March.\nPrices rose in Feb. and fell later.",
+            "Prices rose in Feb. and fell later.",
+        ),
+    ],
+)
+def test_a_date_written_another_way_still_matches(claim, passage, evidence):
+    # Without month names read across formats, the shorter wrong-month line would win.
+    highlights = rank_sentences(claim, [passage], k=1)
+
+    assert _text([passage], highlights[0]) == evidence
