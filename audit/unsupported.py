@@ -53,28 +53,32 @@ FEATURES = (
     "evidence frequency",  # log(1 + sentences holding the term) / 5
     "absent capitalised word",
     "absent other word",
+    "phrase missing share",  # of the content terms of its phrase (between punctuation)
+    "phrase all missing",
 )
 # Logistic regression on the WiCE train split (bench/eval_unsupported.py --fit), C=1.
 # Kept in code so that suggestions are deterministic and need no model file.
-_BIAS = -1.346
+_BIAS = -1.275
 _WEIGHTS = (
-    -0.992,  # stop word
-    +0.588,  # number
-    +1.373,  # number suffix
-    -0.895,  # capitalised word
-    -0.789,  # other word
-    +0.867,  # absent
-    +1.947,  # coverage gap
-    +1.034,  # missing
-    +0.567,  # previous token missing
-    +0.733,  # next token missing
-    +0.636,  # stop word before a missing term
-    +1.212,  # preposition before a missing date
-    -0.621,  # in a matched bigram
-    +1.095,  # position
-    -1.212,  # evidence frequency
-    +0.435,  # absent capitalised word
-    -1.458,  # absent other word
+    -0.988,  # stop word
+    +0.597,  # number
+    +1.372,  # number suffix
+    -0.794,  # capitalised word
+    -0.740,  # other word
+    +0.888,  # absent
+    +1.865,  # coverage gap
+    +1.004,  # missing
+    +0.583,  # previous token missing
+    +0.738,  # next token missing
+    +0.632,  # stop word before a missing term
+    +1.200,  # preposition before a missing date
+    -0.664,  # in a matched bigram
+    +1.113,  # position
+    -1.325,  # evidence frequency
+    +0.342,  # absent capitalised word
+    -1.448,  # absent other word
+    -0.273,  # phrase missing share
+    +0.599,  # phrase all missing
 )
 # Probability above which a token is suggested; chosen on the train split for token F1.
 _THRESHOLD = 0.3
@@ -296,6 +300,7 @@ def _features(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[tuple[
         next_term[i] = following
         if terms[i]:
             following = i
+    share, whole = _phrase_missing(claim, missing)
     vectors: list[tuple[float, ...]] = []
     nothing = (False, 0.0, False, 0.0)
     for i, (term, kind) in enumerate(zip(terms, kinds, strict=True)):
@@ -325,9 +330,43 @@ def _features(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[tuple[
                 frequency,
                 kind == _CAPITALISED and absent,
                 kind == _OTHER and absent,
+                share[i],
+                whole[i],
             )
         )
     return vectors
+
+
+# Punctuation between two tokens that starts a new phrase of the claim.
+_PHRASE_BREAK = re.compile(r"[,;:()\u2013\u2014\"]|\s-\s")
+
+
+def _phrase_missing(claim: _Claim, missing: Sequence[bool]) -> tuple[list[float], list[bool]]:
+    """Per token: the share of missing terms among the content terms of its phrase, and
+    whether all of them are missing.
+
+    A phrase is a run of tokens between punctuation ("born in 1950, in Leeds"). People
+    mark unsupported parts of a claim as whole phrases, and a word whose phrase is
+    otherwise stated is rarely one of them, nor is a stop word in such a phrase.
+    """
+    n = len(claim.terms)
+    phrase = [0] * n
+    for i in range(1, n):
+        between = claim.folded[claim.ends[i - 1] : claim.starts[i]]
+        phrase[i] = phrase[i - 1] + bool(_PHRASE_BREAK.search(between))
+    counts: dict[int, list[int]] = {}  # phrase -> [content terms, missing ones]
+    for i in range(n):
+        if claim.terms[i]:
+            tally = counts.setdefault(phrase[i], [0, 0])
+            tally[0] += 1
+            tally[1] += bool(missing[i])
+    share: list[float] = []
+    whole: list[bool] = []
+    for i in range(n):
+        total, gone = counts.get(phrase[i], (0, 0))
+        share.append(gone / total if total else 0.0)
+        whole.append(bool(total) and gone == total)
+    return share, whole
 
 
 def _probabilities(vectors: Sequence[tuple[float, ...]]) -> list[float]:
