@@ -351,9 +351,16 @@ def _phrase_missing(claim: _Claim, missing: Sequence[bool]) -> tuple[list[float]
     """
     n = len(claim.terms)
     phrase = [0] * n
+    # Punctuation never lies inside a token, so a break before token i is one found
+    # between the end of token i-1 and the start of token i.
+    breaks = [m.start() for m in _PHRASE_BREAK.finditer(claim.folded)]
+    b = 0
     for i in range(1, n):
-        between = claim.folded[claim.ends[i - 1] : claim.starts[i]]
-        phrase[i] = phrase[i - 1] + bool(_PHRASE_BREAK.search(between))
+        phrase[i] = phrase[i - 1]
+        while b < len(breaks) and breaks[b] < claim.starts[i]:
+            if breaks[b] >= claim.ends[i - 1]:
+                phrase[i] = phrase[i - 1] + 1
+            b += 1
     counts: dict[int, list[int]] = {}  # phrase -> [content terms, missing ones]
     for i in range(n):
         if claim.terms[i]:
