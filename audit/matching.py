@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal, NamedTuple
 
 from rapidfuzz import fuzz
@@ -29,6 +29,7 @@ __all__ = [
     "PreparedPassage",
     "QuoteCheck",
     "TrustLabel",
+    "cached_passage",
     "check_claim",
     "find_wrong_citation",
     "fold",
@@ -279,6 +280,17 @@ class PreparedPassage:
 def prepare_passage(text: str) -> PreparedPassage:
     """text ready to be checked against many claims; the work is done as checks need it."""
     return PreparedPassage(text=text or "")
+
+
+@lru_cache(maxsize=32)
+def cached_passage(text: str) -> PreparedPassage:
+    """prepare_passage(text), kept for the process's next calls with the same text.
+
+    For pages that check one claim's passages each time they are shown (the review page's
+    suggestions): a long source is split and indexed once per process, not per request.
+    Derived data only, recomputed after a restart; 32 passages bound the memory.
+    """
+    return prepare_passage(text)
 
 
 def _prepared(passages: Sequence[str | PreparedPassage]) -> list[PreparedPassage]:

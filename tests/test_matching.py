@@ -14,6 +14,7 @@ from audit.matching import (
     _query,
     _wrong_citation,
     _wrong_citation_scored,
+    cached_passage,
     check_claim,
     find_wrong_citation,
     fold,
@@ -616,3 +617,15 @@ def test_a_date_written_another_way_still_matches(claim, passage, evidence):
     highlights = rank_sentences(claim, [passage], k=1)
 
     assert _text([passage], highlights[0]) == evidence
+
+
+def test_a_cached_passage_is_prepared_once_per_text_and_checks_like_a_fresh_one():
+    text = "Revenue rose to 45.2 million dollars. Headcount grew to 1,204 employees."
+    claim = "Revenue rose to 45 million dollars."
+
+    first, again = cached_passage(text), cached_passage("".join([text]))
+
+    assert first is again
+    assert first.text == text
+    assert rank_sentences(claim, [first]) == rank_sentences(claim, [text])
+    assert cached_passage(text + " ") is not first
