@@ -60,9 +60,35 @@ def stem(word: str) -> str:
     return word
 
 
+# Dates are written many ways on web pages: "Feb. 3" for "February 3", and page metadata
+# as "2014-04-23". Month abbreviations are read as the month, and an ISO date also yields
+# its month's name, so that a claim's "April 2014" meets it. "may" stays a stop word (the
+# modal is far more common), so May is matched by its day and year only.
+MONTHS = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+_MONTH_ABBREVIATIONS = {m[:3]: m for m in MONTHS if m != "may"} | {"sept": "september"}
+_ISO_DATE = re.compile(r"(?<!\d)\d{4}-(\d{2})-\d{2}(?!\d)")
+
+
+def term(word: str) -> str:
+    """The index term of one analyzer word (a TERM match) that is not a stop word."""
+    return stem(_MONTH_ABBREVIATIONS.get(word, word))
+
+
 def terms(folded: str) -> list[str]:
-    """Index terms of already case-folded text: stop words dropped, the rest stemmed."""
-    return [stem(w) for w in TERM.findall(folded) if w not in STOP_WORDS]
+    """Index terms of already case-folded text: stop words dropped, the rest stemmed.
+
+    An ISO date ("2014-04-23") adds its month's name after the text's own terms.
+    """
+    found = [term(w) for w in TERM.findall(folded) if w not in STOP_WORDS]
+    if "-" in folded:
+        for m in _ISO_DATE.finditer(folded):
+            month = int(m.group(1))
+            if 1 <= month <= 12 and month != 5:
+                found.append(stem(MONTHS[month - 1]))
+    return found
 
 
 # Terms of each whitespace-separated word seen, for sentence_index: an import's passages

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal, NamedTuple
 
 from rapidfuzz import fuzz
@@ -29,6 +29,7 @@ __all__ = [
     "PreparedPassage",
     "QuoteCheck",
     "TrustLabel",
+    "cached_passage",
     "check_claim",
     "find_wrong_citation",
     "fold",
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 # Stored next to every result: bump when any result for the same input would change.
-MATCHER_VERSION = "2026.11-2"
+MATCHER_VERSION = "2026.12-1"
 
 TrustLabel = Literal["verified", "likely", "unknown"]
 
@@ -281,6 +282,17 @@ def prepare_passage(text: str) -> PreparedPassage:
     return PreparedPassage(text=text or "")
 
 
+@lru_cache(maxsize=32)
+def cached_passage(text: str) -> PreparedPassage:
+    """prepare_passage(text), kept for the process's next calls with the same text.
+
+    For pages that check one claim's passages each time they are shown (the review page's
+    suggestions): a long source is split and indexed once per process, not per request.
+    Derived data only, recomputed after a restart; 32 passages bound the memory.
+    """
+    return prepare_passage(text)
+
+
 def _prepared(passages: Sequence[str | PreparedPassage]) -> list[PreparedPassage]:
     return [p if isinstance(p, PreparedPassage) else prepare_passage(p) for p in passages]
 
@@ -303,24 +315,25 @@ class RankWeights:
     """How a sentence's own score and the set-aware later places are computed.
 
     The own score is a weighted sum of parts in 0..1 whose weights sum to 1, so it is in
-    0..1 too. Chosen on half of the evaluation data (bench/eval_ranking.py) and reported on
-    the other half. On that data the own score is flat: coverage, rapidfuzz, a bigram
-    bonus, a number bonus and a short-line penalty each moved gold-in-top-3 by at most one
-    item, so the own score is plain BM25 and those parts that stay cheap to keep are here
-    at weight 0 for bench/eval_ranking.py --ablate. What does help is choosing the later
-    places as a set (head, gain, adjacency, neighbour): whole minimal set in the top 5
-    from 0.74 to 0.84 on the tuning half.
+    0..1 too. Chosen on real cited web pages (WiCE train sub-claims, bench/eval_ranking.py
+    --wice; WiCE dev reports): menus, headings and short lines share the page's subject
+    words, so BM25's length normalisation is weaker than the textbook's (b 0.3, k1 0.8)
+    and a fifth of the score counts each claim word once (coverage). The later places
+    are chosen as a set for the claim words they add. On those pages a neighbour of a
+    strong match is minimal evidence no more often than any other sentence, so the
+    neighbour share that pseudo pages favoured is off and the adjacency bonus small.
+    rapidfuzz, tried on the pseudo pages (bench/eval_ranking.py), stays at weight 0.
     """
 
     # BM25 over the call's sentences, divided by the claim's total IDF.
-    bm25: float = 1.0
+    bm25: float = 0.8
     # IDF share of the claim's distinct terms present in the sentence: BM25 pays a repeated
     # term again, coverage pays each claim word once.
-    coverage: float = 0.0
+    coverage: float = 0.2
     # rapidfuzz token_set_ratio of claim and sentence, for the best `candidates` only.
     fuzz: float = 0.0
-    k1: float = 1.2
-    b: float = 0.75
+    k1: float = 0.8
+    b: float = 0.3
     # Sentences (best lexical first) that get the slower rapidfuzz part and, with their
     # neighbours, may be picked for the later places.
     candidates: int = 40
@@ -329,13 +342,13 @@ class RankWeights:
     head: int = 3
     # Weight of the IDF share of claim terms a sentence adds that no earlier place covers:
     # minimal evidence is often two or three sentences that each state part of the claim.
-    gain: float = 0.5
+    gain: float = 1.0
     # Bonus for a sentence next to an earlier place: the sentence that gives a match its
     # subject ("It was founded in 1999.") may share no word with the claim.
-    adjacency: float = 0.1
+    adjacency: float = 0.05
     # Share of its better neighbour's own score a sentence earns: two adjacent sentences
     # that both match part of the claim rank as a pair.
-    neighbour: float = 0.5
+    neighbour: float = 0.0
 
 
 DEFAULT_WEIGHTS = RankWeights()

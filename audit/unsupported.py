@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from audit.bm25 import STOP_WORDS, TERM, stem
+from audit.bm25 import MONTHS, STOP_WORDS, TERM, stem
+from audit.bm25 import term as _term
 
 if TYPE_CHECKING:
     from audit.matching import PreparedPassage
@@ -52,28 +53,32 @@ FEATURES = (
     "evidence frequency",  # log(1 + sentences holding the term) / 5
     "absent capitalised word",
     "absent other word",
+    "phrase missing share",  # of the content terms of its phrase (between punctuation)
+    "phrase all missing",
 )
 # Logistic regression on the WiCE train split (bench/eval_unsupported.py --fit), C=1.
 # Kept in code so that suggestions are deterministic and need no model file.
-_BIAS = -1.346
+_BIAS = -1.275
 _WEIGHTS = (
-    -0.992,  # stop word
-    +0.588,  # number
-    +1.373,  # number suffix
-    -0.895,  # capitalised word
-    -0.789,  # other word
-    +0.867,  # absent
-    +1.947,  # coverage gap
-    +1.034,  # missing
-    +0.567,  # previous token missing
-    +0.733,  # next token missing
-    +0.636,  # stop word before a missing term
-    +1.212,  # preposition before a missing date
-    -0.621,  # in a matched bigram
-    +1.095,  # position
-    -1.212,  # evidence frequency
-    +0.435,  # absent capitalised word
-    -1.458,  # absent other word
+    -0.988,  # stop word
+    +0.597,  # number
+    +1.372,  # number suffix
+    -0.794,  # capitalised word
+    -0.740,  # other word
+    +0.888,  # absent
+    +1.865,  # coverage gap
+    +1.004,  # missing
+    +0.583,  # previous token missing
+    +0.738,  # next token missing
+    +0.632,  # stop word before a missing term
+    +1.200,  # preposition before a missing date
+    -0.664,  # in a matched bigram
+    +1.113,  # position
+    -1.325,  # evidence frequency
+    +0.342,  # absent capitalised word
+    -1.448,  # absent other word
+    -0.273,  # phrase missing share
+    +0.599,  # phrase all missing
 )
 # Probability above which a token is suggested; chosen on the train split for token F1.
 _THRESHOLD = 0.3
@@ -85,21 +90,7 @@ _MISSING_GAP = 0.25
 
 # Letters glued to a number share its verdict: "24th", "1990s", "$12m", "5km".
 _NUMBER_SUFFIXES = frozenset(["st", "nd", "rd", "th", "s", "m", "bn", "k", "km", "kg", "am", "pm"])
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_MONTH_STEMS = frozenset(stem(m) for m in _MONTHS)
+_MONTH_STEMS = frozenset(stem(m) for m in MONTHS)
 _PREPOSITIONS = frozenset(["on", "in", "at", "by", "from", "to", "since", "until", "during", "of"])
 # Words as the quote check reads them (audit.matching): "ex-pats" and "88.9" are one word.
 _WORD = re.compile(r"\w+(?:[.,'-]\w+)*")
@@ -164,7 +155,7 @@ def _read_claim(claim: str) -> _Claim:
         else:
             at = origin[start] if origin else start
             kind = _CAPITALISED if kinds and claim[at].isupper() else _OTHER
-            term = stem(word)
+            term = _term(word)
         starts.append(start)
         ends.append(end)
         terms.append(term)
@@ -245,7 +236,7 @@ def _clause_masks(
         unit = 0
         for word in TERM.findall(clause):
             if word not in STOP_WORDS:
-                unit |= flags.get(stem(word), 0)
+                unit |= flags.get(_term(word), 0)
         units.append(unit)
     return units
 
@@ -309,6 +300,7 @@ def _features(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[tuple[
         next_term[i] = following
         if terms[i]:
             following = i
+    share, whole = _phrase_missing(claim, missing)
     vectors: list[tuple[float, ...]] = []
     nothing = (False, 0.0, False, 0.0)
     for i, (term, kind) in enumerate(zip(terms, kinds, strict=True)):
@@ -338,9 +330,50 @@ def _features(claim: _Claim, passages: Sequence[PreparedPassage]) -> list[tuple[
                 frequency,
                 kind == _CAPITALISED and absent,
                 kind == _OTHER and absent,
+                share[i],
+                whole[i],
             )
         )
     return vectors
+
+
+# Punctuation between two tokens that starts a new phrase of the claim.
+_PHRASE_BREAK = re.compile(r"[,;:()\u2013\u2014\"]|\s-\s")
+
+
+def _phrase_missing(claim: _Claim, missing: Sequence[bool]) -> tuple[list[float], list[bool]]:
+    """Per token: the share of missing terms among the content terms of its phrase, and
+    whether all of them are missing.
+
+    A phrase is a run of tokens between punctuation ("born in 1950, in Leeds"). People
+    mark unsupported parts of a claim as whole phrases, and a word whose phrase is
+    otherwise stated is rarely one of them, nor is a stop word in such a phrase.
+    """
+    n = len(claim.terms)
+    phrase = [0] * n
+    # Punctuation never lies inside a token, so a break before token i is one found
+    # between the end of token i-1 and the start of token i.
+    breaks = [m.start() for m in _PHRASE_BREAK.finditer(claim.folded)]
+    b = 0
+    for i in range(1, n):
+        phrase[i] = phrase[i - 1]
+        while b < len(breaks) and breaks[b] < claim.starts[i]:
+            if breaks[b] >= claim.ends[i - 1]:
+                phrase[i] = phrase[i - 1] + 1
+            b += 1
+    counts: dict[int, list[int]] = {}  # phrase -> [content terms, missing ones]
+    for i in range(n):
+        if claim.terms[i]:
+            tally = counts.setdefault(phrase[i], [0, 0])
+            tally[0] += 1
+            tally[1] += bool(missing[i])
+    share: list[float] = []
+    whole: list[bool] = []
+    for i in range(n):
+        total, gone = counts.get(phrase[i], (0, 0))
+        share.append(gone / total if total else 0.0)
+        whole.append(bool(total) and gone == total)
+    return share, whole
 
 
 def _probabilities(vectors: Sequence[tuple[float, ...]]) -> list[float]:

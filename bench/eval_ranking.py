@@ -1,6 +1,6 @@
 """Ranking quality of audit.matching.rank_sentences on human evidence labels (offline).
 
-Run: .venv/bin/python bench/eval_ranking.py [--ablate]
+Run: .venv/bin/python bench/eval_ranking.py [--ablate] [--wice]
 
 What the gold is (read this before quoting a figure):
 - genSearch-min: AttributionBench rows from Stanford-GenSearch (Liu et al. 2023). Their
@@ -28,16 +28,32 @@ Half of the questions (md5 of the question) chose the weights (audit.matching.Ra
 the other half reports. Methods: bm25 = BM25 alone (k1 1.2, b 0.75, sentences as documents,
 the module's analyzer); rapidfuzz = token_set_ratio alone; module =
 audit.matching.rank_sentences. --ablate adds the module with one part changed at a time.
+
+--wice: real cited web pages instead (WiCE, Kamoi et al. 2023, /work/shared/datasets/wice):
+Wikipedia claims with the sentences of the page they cite (menus, headings, dates, cookie
+and share lines included) and the human alternative minimal evidence sets. The page goes in
+as one passage, its lines joined by newlines, as a cited page is stored; a highlight counts
+for the line it starts in ("lines": each line as a passage of its own, in case a caller
+passes pages that way). hit@3 = a sentence of any minimal set among the lines of the top
+3; full@5 = one whole minimal set among the lines of the top 5; claims without a minimal
+set (not supported) are left out. train = WiCE's non-supported-tokens train split (374
+partially supported sub-claims, minimal sets of their supported part; other pages than
+dev's): the weights were chosen there. dev = the entailment-retrieval dev split (319 claims
+with a set), report only. The test split is held out elsewhere. "previous" is the ranker's
+weights before they were chosen on WiCE (RankWeights of MATCHER_VERSION 2026.11-2).
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import hashlib
+import json
 import random
 import re
 import statistics
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -395,12 +411,93 @@ def report(items: list[Item], extra: dict[str, matching.RankWeights], title: str
             print(f"{name:34} {n:4d} {pages:9.0f} {gold:5.0f}  {method:10} {h:6.3f} {fs}")
 
 
+# ---------------------------------------------------------------------------- WiCE
+
+WICE = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "wice"
+WICE_SPLITS = {
+    "train": "non_supported_tokens_train.jsonl",
+    "dev": "entailment_retrieval_claim_dev.jsonl",
+}
+# The weights of MATCHER_VERSION 2026.11-2, chosen on the pseudo pages above.
+PREVIOUS = replace(
+    _DEFAULT, bm25=1.0, coverage=0.0, k1=1.2, b=0.75, gain=0.5, adjacency=0.1, neighbour=0.5
+)
+
+
+@dataclass(frozen=True)
+class WiceItem:
+    claim: str
+    lines: tuple[str, ...]
+    sets: tuple[frozenset[int], ...]  # alternative minimal evidence sets, line indices
+
+
+def load_wice(split: str) -> list[WiceItem]:
+    items = []
+    with open(WICE / WICE_SPLITS[split]) as fh:
+        for line in fh:
+            row = json.loads(line)
+            sets = tuple(frozenset(s) for s in row["supporting_sentences"] if s)
+            if sets:
+                items.append(WiceItem(row["claim"], tuple(row["evidence"]), sets))
+    return items
+
+
+def wice_lines(item: WiceItem, weights: matching.RankWeights | None, *, as_lines: bool) -> list:
+    """The lines of the top 5 highlights, in rank order (a line may come twice)."""
+    if weights is None:
+        # Plain BM25 (the module's analyzer), as in bm25_only above.
+        page = "\n".join(item.lines)
+        prepared = matching.prepare_passage(page)
+        comp = components(Item("wice", "", item.claim, page, frozenset(), True))
+        starts = _line_starts(item.lines)
+        return [bisect.bisect_right(starts, prepared.spans[i][0]) - 1 for i in bm25_only(comp)[:5]]
+    if as_lines:
+        return [h.passage for h in matching._rank(item.claim, list(item.lines), 5, weights)]
+    highlights = matching._rank(item.claim, ["\n".join(item.lines)], 5, weights)
+    starts = _line_starts(item.lines)
+    return [bisect.bisect_right(starts, h.start) - 1 for h in highlights]
+
+
+def _line_starts(lines: Sequence[str]) -> list[int]:
+    starts, at = [], 0
+    for text in lines:
+        starts.append(at)
+        at += len(text) + 1
+    return starts
+
+
+def wice_report() -> None:
+    methods: list[tuple[str, matching.RankWeights | None, bool]] = [
+        ("bm25", None, False),
+        ("previous", PREVIOUS, False),
+        ("module", _DEFAULT, False),
+        ("previous, lines", PREVIOUS, True),
+        ("module, lines", _DEFAULT, True),
+    ]
+    print(f"{'split':6} {'n':>4}  {'method':16} {'hit@3':>6} {'full@5':>7}")
+    for split in WICE_SPLITS:
+        items = load_wice(split)
+        for name, weights, as_lines in methods:
+            hits = full = 0
+            for item in items:
+                got = wice_lines(item, weights, as_lines=as_lines)
+                gold = frozenset().union(*item.sets)
+                hits += bool(gold & set(got[:3]))
+                full += any(s <= set(got[:5]) for s in item.sets)
+            n = len(items)
+            print(f"{split:6} {n:4d}  {name:16} {hits / n:6.3f} {full / n:7.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument(
         "--ablate", action="store_true", help="also rank with each part of the module off"
     )
+    parser.add_argument("--wice", action="store_true", help="real cited web pages (WiCE) only")
     args = parser.parse_args()
+    if args.wice:
+        wice_report()
+        return
     items = load_items()
     tune_half = [it for it in items if it.half == 0]
     test_half = [it for it in items if it.half == 1]

@@ -102,7 +102,7 @@ def baseline(claim: str, evidence: list) -> list[Span]:
     return [
         Span(*read.span(i, i))
         for i, term in enumerate(read.terms)
-        if term and not any(term in p.index.postings for p in passages)
+        if term and not any(term in p.index.occurrences for p in passages)
     ]
 
 

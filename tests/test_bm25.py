@@ -1,7 +1,8 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.bm25 import build_index, sentence_index, terms
+from audit.bm25 import build_index, sentence_index, stem, terms
 
 # Letters, digits and the punctuation that sticks to words, plus characters where \w and
 # str.isalpha() part ways: superscript digits and numerals (\w, not letters, not \d),
@@ -39,3 +40,29 @@ def test_postings_are_each_sentence_with_its_term_count(sentence_terms):
     for term in ["leav", "salary", "not", "25", "7.5", "absent"]:
         assert index.postings(term) == expected.get(term, [])
     assert index.lengths == tuple(len(words) for words in sentence_terms)
+
+
+@pytest.mark.parametrize(
+    ("written", "month"),
+    [("jan", "january"), ("feb", "february"), ("sept", "september"), ("dec", "december")],
+)
+def test_a_month_abbreviation_is_the_month(written, month):
+    assert terms(f"{written}. 3, 2014") == terms(f"{month} 3, 2014")
+
+
+def test_an_iso_date_also_gives_its_month_name():
+    assert terms("published 2014-04-23t12:33:28") == [
+        *terms("published 2014 04 23t12:33:28"),
+        stem("april"),
+    ]
+    # May stays a stop word (the modal), and a number that is no date adds nothing.
+    assert stem("may") not in terms("2014-05-23")
+    assert terms("2014-13-01") == ["2014", "13", "01"]
+    assert terms("call 0123-45-67") == ["call", "0123", "45", "67"]
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789 -.", max_size=60))
+def test_terms_of_a_text_are_those_of_its_words(text):
+    # sentence_index reads a sentence word by word: the two analyses must agree.
+    by_word = [t for word in text.split() for t in terms(word)]
+    assert sorted(terms(text)) == sorted(by_word)

@@ -14,6 +14,7 @@ from audit.matching import (
     _query,
     _wrong_citation,
     _wrong_citation_scored,
+    cached_passage,
     check_claim,
     find_wrong_citation,
     fold,
@@ -594,3 +595,37 @@ def test_an_uncited_passage_is_not_split_when_the_cited_one_states_the_claim():
 
     assert "spans" not in vars(uncited)
     assert "index" not in vars(uncited)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "evidence"),
+    [
+        (
+            "The article appeared in April 2014.",
+            "Updated March 2014\nPosted 2014-04-23",
+            "Posted 2014-04-23",
+        ),
+        (
+            "Prices rose in February.",
+            "Prices rose in March.\nPrices rose in Feb. and fell later.",
+            "Prices rose in Feb. and fell later.",
+        ),
+    ],
+)
+def test_a_date_written_another_way_still_matches(claim, passage, evidence):
+    # Without month names read across formats, the shorter wrong-month line would win.
+    highlights = rank_sentences(claim, [passage], k=1)
+
+    assert _text([passage], highlights[0]) == evidence
+
+
+def test_a_cached_passage_is_prepared_once_per_text_and_checks_like_a_fresh_one():
+    text = "Revenue rose to 45.2 million dollars. Headcount grew to 1,204 employees."
+    claim = "Revenue rose to 45 million dollars."
+
+    first, again = cached_passage(text), cached_passage("".join([text]))
+
+    assert first is again
+    assert first.text == text
+    assert rank_sentences(claim, [first]) == rank_sentences(claim, [text])
+    assert cached_passage(text + " ") is not first

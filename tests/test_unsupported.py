@@ -114,6 +114,34 @@ def test_the_model_has_one_weight_per_feature():
     assert len(unsupported._WEIGHTS) == len(unsupported.FEATURES)
 
 
+def test_a_phrase_is_the_run_of_tokens_between_punctuation():
+    read = unsupported._read_claim("Born in 1950, in Leeds (UK) - a city")
+    # Content terms: born | 1950 | leeds | uk | city; the stop words share their phrase.
+    missing = [term in {"1950", "leed", "uk"} for term in read.terms]
+
+    share, whole = unsupported._phrase_missing(read, missing)
+
+    words = [read.folded[s:e] for s, e in zip(read.starts, read.ends, strict=True)]
+    assert words == ["born", "in", "1950", "in", "leeds", "uk", "a", "city"]
+    assert share == [0.5, 0.5, 0.5, 1.0, 1.0, 1.0, 0.0, 0.0]
+    assert whole == [False, False, False, True, True, True, False, False]
+
+
+@given(st.lists(st.sampled_from(["cats", "the", "1950", ",", ";", "(", "dogs", "-"]), max_size=20))
+def test_phrase_shares_are_shares_and_whole_means_every_term_missing(words):
+    read = unsupported._read_claim(" ".join(words))
+    missing = [bool(term) and term.startswith("c") for term in read.terms]
+
+    share, whole = unsupported._phrase_missing(read, missing)
+
+    assert len(share) == len(whole) == len(read.terms)
+    for i in range(len(read.terms)):
+        assert 0.0 <= share[i] <= 1.0
+        assert whole[i] == (share[i] == 1.0)
+        if read.terms[i] and missing[i] is False:
+            assert not whole[i]
+
+
 @pytest.mark.parametrize("first", ["audit.unsupported", "audit.matching"])
 def test_either_module_can_be_imported_first(first):
     code = (

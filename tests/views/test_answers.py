@@ -85,13 +85,13 @@ WORD_MATCH_90 = (
 def test_answer_review_and_adjudication_pages_show_the_same_labelled_score(
     client_for, lead, reviewer_a, reviewer_b, handmade
 ):
-    # The demo's claim 111: its best sentence ranks 0.55 and covers 91% of the claim's words
+    # The demo's claim 111: its best sentence ranks 0.65 and covers 91% of the claim's words
     # (0.9091 stored), which is what makes it verified.
     services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
     claim = Claim.objects.get(answer__external_id="hm-1-a", order=0)
     assert (claim.machine_check.best_score, claim.machine_check.highlights[0]["score"]) == (
         0.9091,
-        0.5514,
+        0.6547,
     )
 
     answer_page = client_for(lead).get(claim.answer.get_absolute_url()).text
@@ -102,7 +102,7 @@ def test_answer_review_and_adjudication_pages_show_the_same_labelled_score(
     assert review_page.count(WORD_MATCH_90) == 1
     assert adjudication_page.count(WORD_MATCH_90) == 1
     for page in (answer_page, review_page, adjudication_page):
-        assert "0.55" not in page
+        assert "0.65" not in page
         assert "0.91" not in page
 
 
