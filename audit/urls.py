@@ -12,6 +12,7 @@ from audit.views import (
     reports,
     review,
     sets,
+    webhooks,
 )
 
 audit_patterns = [
@@ -63,6 +64,10 @@ audit_patterns = [
     path("claims/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("claims/<int:pk>/adjudicate/save/", adjudication.adjudicate_save, name="adjudicate-save"),
     path("claims/<int:pk>/history/", adjudication.claim_history, name="claim-history"),
+    path("jobs/<int:pk>/download/", jobs.job_download, name="job-download"),
+    path("sets/<int:pk>/rematch/", adjudication.set_rematch, name="set-rematch"),
+    path("sets/<int:pk>/webhooks/", webhooks.set_webhooks, name="set-webhooks"),
+    path("webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook-delete"),
 ]
 
 urlpatterns = [

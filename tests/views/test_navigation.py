@@ -28,6 +28,7 @@ LEAD_TABS = [
     "Compare runs",
     "Machine verdicts",
     "Settings",
+    "Webhooks",
     "Import answers",
 ]
 
@@ -52,6 +53,7 @@ def _set_pages(audit_set) -> list[str]:
         "set-compare",
         "verdicts-upload",
         "adjudication-settings",
+        "set-webhooks",
         "review-open",
     ]
     return [reverse(f"audit:{name}", args=[pk]) for name in names]
