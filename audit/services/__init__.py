@@ -48,7 +48,7 @@ from audit.services.review import (
     sheet_submit,
 )
 from audit.services.verdicts import VerdictImportSummary, verdicts_import
-from audit.services.webhooks import WebhookRefused, webhook_create, webhook_delete
+from audit.services.webhooks import WebhookRefused, webhook_create, webhook_delete, webhooks_fire
 
 __all__ = [
     "AtomicPart",
@@ -97,4 +97,5 @@ __all__ = [
     "verdicts_import",
     "webhook_create",
     "webhook_delete",
+    "webhooks_fire",
 ]

@@ -58,7 +58,7 @@ def claims_changed(
     # Read before and after only where a webhook listens: a few tally rows each time.
     watched = webhooks_listen(audit_set_id=audit_set_id, event=Webhook.Event.DECISION_CHANGED)
     with transaction.atomic():
-        before = selectors.release_outcomes(audit_set_id=audit_set_id) if watched else {}
+        decisions = selectors.release_outcomes(audit_set_id=audit_set_id) if watched else {}
         # Usually held already; an atomic claim's parent must be, for its release fact.
         claims_lock(claim_ids=ids)
         # Severity and unanimous gold, then the stored statuses of all these claims.
@@ -81,7 +81,7 @@ def claims_changed(
         # other derived row, so it may come last.
         answer_flags_refresh(claim_ids=ids)
         if watched:
-            _decisions_compare(audit_set_id, before, ids)
+            _decisions_compare(audit_set_id, decisions, ids)
     return summary
 
 
