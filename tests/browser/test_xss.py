@@ -65,6 +65,7 @@ def _lead_pages(audit_set: AuditSet, claim: Claim) -> list[str]:
         "set-criteria",
         "set-compare",
         "verdicts-upload",
+        "set-webhooks",
     ]
     pages = [reverse(f"audit:{name}", args=[audit_set.pk]) for name in names]
     pages += [
