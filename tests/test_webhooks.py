@@ -206,7 +206,6 @@ def test_an_adjudication_is_posted_signed_and_retried_after_a_500(
         "claim": claim.pk,
         "answer": claim.answer_id,
         "adjudication": gold.pk,
-        "judgment": "contradicted",
         "version": 1,
     }
     page = client_for(lead).get(reverse("audit:set-webhooks", args=[opened.pk])).content.decode()

@@ -190,8 +190,9 @@ def adjudication_save(
             data={
                 "claim": claim.pk,
                 "answer": claim.answer_id,
+                # Ids only: the receiver reads the judgment with its own rights (a lead
+                # may still review claims of the set, blind to others' judgments).
                 "adjudication": gold.pk,
-                "judgment": gold.judgment,
                 "version": gold.version,
             },
         )
