@@ -74,7 +74,9 @@ def webhooks_listen(*, audit_set_id: int, event: str) -> bool:
 def webhooks_fire(*, audit_set_id: int, event: str, data: dict) -> None:
     """Send the event to the set's webhooks that listen for it, once the current transaction
     commits (at once outside one)."""
-    transaction.on_commit(lambda: _deliveries_queue(audit_set_id, event, data))
+    # Robust: the change is saved by then; a failure to queue is logged, not turned into an
+    # error page for a save that succeeded.
+    transaction.on_commit(lambda: _deliveries_queue(audit_set_id, event, data), robust=True)
 
 
 def signature(secret: str, body: bytes) -> str:
