@@ -341,3 +341,28 @@ def test_a_worker_process_runs_every_kind_of_job(lead, start_worker):
     audit_set.refresh_from_db()
     assert audit_set.evidence_jaccard_threshold == 0.7
     assert RaterLabel.objects.count() == 1
+
+
+def test_the_job_list_names_each_kind_and_counts_in_its_own_unit(
+    client_for, lead, handmade, monkeypatch
+):
+    export = services.job_export_create(audit_set=handmade, fmt="evidence", user=lead)
+    recompare = services.job_recompare_create(
+        audit_set=handmade,
+        user=lead,
+        auto_gold=True,
+        evidence_jaccard_threshold=0.5,
+        anonymous_adjudication=False,
+    )
+    Job.objects.filter(pk=recompare.pk).update(status="running")
+    recompare.refresh_from_db()
+    jobs._report(recompare, done=3, total=9)
+    client = client_for(lead)
+
+    listing = client.get(reverse("audit:job-list")).content.decode()
+    page = client.get(recompare.get_absolute_url()).content.decode()
+
+    assert f">Export #{export.pk}</a></td>\n      <td>evidence</td>" in listing
+    assert f">Compare again #{recompare.pk}</a>" in listing and "Running (3 of 9)" in listing
+    assert "3 of 9 claims" in page
+    assert "unanimous gold on, evidence threshold 0.5, anonymous adjudication off" in page
