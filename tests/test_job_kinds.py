@@ -4,22 +4,28 @@ and a real worker process running every kind."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import signal
+import time
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
 from audit import services
+from audit.formats import parse_file
 from audit.models import AuditSet, ClaimCheck, Job, RaterLabel, Severity
-from audit.selectors.jobs import export_path
+from audit.selectors.jobs import PROGRESS_KEY, export_path
 from audit.services import jobs
 from audit.services.exports import EXPORT_FORMATS
 from tests.conftest import FIXTURES, import_file, run_queued_jobs
 from tests.factories import UserFactory, claim_at, evidence_ref, submit_sheet
+from tests.formats.helpers import jsonl, native_line
 from tests.test_exports import _export
 
 pytestmark = pytest.mark.django_db
@@ -366,3 +372,46 @@ def test_the_job_list_names_each_kind_and_counts_in_its_own_unit(
     assert f">Compare again #{recompare.pk}</a>" in listing and "Running (3 of 9)" in listing
     assert "3 of 9 claims" in page
     assert "unanimous gold on, evidence threshold 0.5, anonymous adjudication off" in page
+
+
+@pytest.mark.usefixtures("role_groups")
+@pytest.mark.django_db(transaction=True)
+def test_kill_9_of_the_worker_mid_rematch_keeps_every_old_check(lead, settings, start_worker):
+    n = 200
+    audit_set = AuditSet.objects.create(name="Killed")
+    data = jsonl(*(native_line(question_id=f"q{i}", answer_id=f"a{i}") for i in range(n)))
+    services.answers_import(
+        audit_set=audit_set,
+        parsed=parse_file(data, "k.jsonl"),
+        filename="k.jsonl",
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
+    ClaimCheck.objects.update(best_score=-1.0)
+    job = services.job_rematch_create(audit_set=audit_set, user=lead)
+    worker = start_worker()
+    try:
+        # Polled until it has recomputed some answers but not all (at most about two minutes).
+        for _ in range(6000):
+            entry = cache.get(PROGRESS_KEY.format(token=job.token)) or {}
+            if 0 < entry.get("done", 0) < n:
+                break
+            assert worker.poll() is None, worker.stderr.read()
+            time.sleep(0.02)
+        else:
+            pytest.fail("the worker never reported progress part-way")
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+
+    assert set(ClaimCheck.objects.values_list("best_score", flat=True)) == {-1.0}
+    settings.JOB_STALE_SECONDS = 0
+    services.job_retry(job=job)
+    rerun = start_worker("--batch")
+    _, errors = rerun.communicate(timeout=300)
+
+    assert rerun.returncode == 0, errors
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("succeeded", 2)
+    assert -1.0 not in set(ClaimCheck.objects.values_list("best_score", flat=True))
