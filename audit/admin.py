@@ -35,6 +35,8 @@ from audit.models import (
     ReleaseTally,
     ReviewerTally,
     SheetFact,
+    Webhook,
+    WebhookDelivery,
 )
 from audit.services.release import release_tallies_rebuild
 
@@ -145,6 +147,27 @@ class JobAdmin(admin.ModelAdmin):
     list_display = ["pk", "kind", "status", "audit_set", "created_by", "created_at", "finished_at"]
     list_filter = ["kind", "status"]
     readonly_fields = [f.name for f in Job._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    # Added on the set's webhook page, which checks the URL; here they may be read or removed.
+    list_display = ["pk", "audit_set", "url", "created_by", "created_at"]
+    readonly_fields = [f.name for f in Webhook._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    # Read-only: a delivery's row is written by its attempts.
+    list_display = ["pk", "webhook", "event", "status", "attempts", "response_code", "created_at"]
+    list_filter = ["status", "event"]
+    readonly_fields = [f.name for f in WebhookDelivery._meta.fields]
 
     def has_add_permission(self, request) -> bool:
         return False

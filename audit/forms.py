@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from audit import claims as claim_parsing
 from audit import judgments, selectors
 from audit.judgments import Assertion, EvidenceRef, JudgmentData
-from audit.models import Adjudication, AuditSet, Judge, JudgeRun
+from audit.models import Adjudication, AuditSet, Judge, JudgeRun, Webhook
 from audit.services.review import AtomicPart
 
 FORMATS = ("native", "alce", "ragas", "expertqa", "citeaudit")
@@ -504,3 +504,20 @@ class JudgeRunForm(forms.Form):
         if data.get("subset") == "system" and not data.get("system"):
             self.add_error("system", "Choose the system.")
         return data
+
+
+class WebhookForm(forms.Form):
+    """A webhook as a lead registers it; the URL's scheme is checked by the service, which
+    says why it refuses one."""
+
+    url = forms.CharField(
+        max_length=500,
+        label="URL",
+        help_text="An http:// or https:// address that accepts a POST of JSON.",
+        widget=forms.URLInput(attrs={"placeholder": "https://ci.example.org/hooks/citeaudit"}),
+    )
+    events = forms.MultipleChoiceField(
+        choices=Webhook.Event.choices,
+        widget=forms.CheckboxSelectMultiple,
+        initial=list(Webhook.Event.values),
+    )

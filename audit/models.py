@@ -768,6 +768,10 @@ class Job(models.Model):
     class Kind(models.TextChoices):
         IMPORT = "import", "Import answers"
         JUDGE = "judge", "Run a judge"
+        EXPORT = "export", "Export"
+        REMATCH = "rematch", "Recompute machine checks"
+        RECOMPARE = "recompare", "Compare again"
+        VERDICTS = "verdicts", "Import machine verdicts"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -810,6 +814,15 @@ class Job(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
+
+    @property
+    def unit(self) -> str:
+        """What its progress counts."""
+        return {
+            self.Kind.RECOMPARE: "claims",
+            self.Kind.JUDGE: "claims",
+            self.Kind.VERDICTS: "verdicts",
+        }.get(self.kind, "answers")
 
 
 class Judge(models.Model):
@@ -992,3 +1005,60 @@ class JudgeAcceptance(models.Model):
 
     def __str__(self) -> str:
         return f"{self.version} accepted"
+
+
+class Webhook(models.Model):
+    """A URL a lead registered on a set, posted a signed JSON body when one of its events
+    happens (audit.services.webhooks)."""
+
+    class Event(models.TextChoices):
+        CLAIM_ADJUDICATED = "claim.adjudicated", "Claim adjudicated"
+        SET_REVIEWED = "set.reviewed", "Set fully reviewed"
+        DECISION_CHANGED = "decision.changed", "Release decision changed"
+        IMPORT_FINISHED = "import.finished", "Import finished"
+
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="webhooks")
+    url = models.URLField(max_length=500)
+    # Signs every body (HMAC-SHA256); kept readable because each delivery needs it, and
+    # shown to the set's leads so the receiver can check the signature.
+    secret = models.CharField(max_length=64)
+    events = models.JSONField(default=list)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def __str__(self) -> str:
+        return f"{self.audit_set} → {self.url}"
+
+
+class WebhookDelivery(models.Model):
+    """One event posted to one webhook: its exact body, and how each attempt went."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.CharField(max_length=40)
+    # The bytes that were signed, sent unchanged by every attempt.
+    body = models.TextField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    response_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        # The delivery log on the set's webhook page: a hook's newest deliveries.
+        indexes = [models.Index(fields=["webhook", "-created_at"], name="delivery_log")]
+
+    def __str__(self) -> str:
+        return f"{self.event} → {self.webhook.url} ({self.status})"

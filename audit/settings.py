@@ -196,6 +196,21 @@ JOBS_DIR = Path(os.environ.get("CITEAUDIT_JOBS_DIR", str(BASE_DIR / "var" / "job
 # A running job reports its progress at least this often; one silent for longer was
 # stopped (its worker killed) and may be run again.
 JOB_STALE_SECONDS = int(os.environ.get("CITEAUDIT_JOB_STALE_SECONDS", "120"))
+# A set with more answers than this is exported, and compared again after a change of its
+# adjudication settings, by a job rather than within the request.
+WEB_DIRECT_MAX_ANSWERS = int(os.environ.get("CITEAUDIT_WEB_DIRECT_MAX_ANSWERS", "2000"))
+# A verdict file larger than this is imported by a job, with no bound on its verdicts.
+WEB_DIRECT_MAX_VERDICT_BYTES = int(
+    os.environ.get("CITEAUDIT_WEB_DIRECT_MAX_VERDICT_BYTES", str(1024 * 1024))
+)
+# How long a finished export's download link works; its file is removed after that.
+EXPORT_LINK_HOURS = int(os.environ.get("CITEAUDIT_EXPORT_LINK_HOURS", "24"))
+
+# Webhooks: each delivery is tried up to this many times, waiting RETRY_SECONDS after the
+# first failure and twice as long after each next one (30 s, 1, 2, 4 min by default).
+WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("CITEAUDIT_WEBHOOK_MAX_ATTEMPTS", "5"))
+WEBHOOK_RETRY_SECONDS = int(os.environ.get("CITEAUDIT_WEBHOOK_RETRY_SECONDS", "30"))
+WEBHOOK_TIMEOUT_SECONDS = int(os.environ.get("CITEAUDIT_WEBHOOK_TIMEOUT_SECONDS", "10"))
 
 # A job's progress and cancel requests pass between processes through the cache, since an
 # import's own writes stay invisible until it commits (and SQLite takes one writer at a

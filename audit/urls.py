@@ -13,6 +13,7 @@ from audit.views import (
     reports,
     review,
     sets,
+    webhooks,
 )
 
 audit_patterns = [
@@ -72,6 +73,10 @@ audit_patterns = [
     path("judges/<int:pk>/accept/", judges.judge_accept, name="judge-accept"),
     path("judge-runs/<int:pk>/", judges.judge_run_detail, name="judge-run-detail"),
     path("judge-runs/<int:pk>/resume/", judges.judge_run_resume, name="judge-run-resume"),
+    path("jobs/<int:pk>/download/", jobs.job_download, name="job-download"),
+    path("sets/<int:pk>/rematch/", adjudication.set_rematch, name="set-rematch"),
+    path("sets/<int:pk>/webhooks/", webhooks.set_webhooks, name="set-webhooks"),
+    path("webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook-delete"),
 ]
 
 urlpatterns = [

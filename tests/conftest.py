@@ -95,6 +95,7 @@ def _worker_env() -> dict[str, str]:
         "CITEAUDIT_CACHE_DIR": settings.CACHES["default"]["LOCATION"],
         "CITEAUDIT_JOBS_DIR": str(settings.JOBS_DIR),
         "CITEAUDIT_IMPORT_WORKERS": "0",
+        "CITEAUDIT_WEBHOOK_RETRY_SECONDS": str(settings.WEBHOOK_RETRY_SECONDS),
         "DB_CONN_MAX_AGE": "0",
         # Without DEBUG the worker runs in this process, not under an autoreloader's child.
         "DJANGO_DEBUG": "0",

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from audit import services
-from audit.models import Assignment, AuditSet, Claim, Job, JudgeRun
+from audit.models import Assignment, AuditSet, Claim, Job, JudgeRun, Webhook
 from audit.services.judges import judge_create
 from tests.conftest import FIXTURES, import_file
 from tests.factories import UserFactory
@@ -42,7 +42,8 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     },
     "audit:review-open": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:reviewer-replace": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
-    "audit:set-export": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 405, 405, 405)},
+    # A POST queues the export as a job (a large set's GET offers that instead of a file).
+    "audit:set-export": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 302)},
     "audit:import": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     # Jobs are started and followed by leads only.
     "audit:job-list": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
@@ -87,6 +88,12 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:judge-accept": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "audit:judge-run-detail": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
     "audit:judge-run-resume": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
+    # An export's file is downloaded by the lead who asked for it; the job here is an import.
+    "audit:job-download": {"GET": (LOGIN, 403, 403, 404), "POST": (405, 405, 405, 405)},
+    "audit:set-rematch": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
+    # Webhooks: a set's leads register and remove them.
+    "audit:set-webhooks": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:webhook-delete": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
 }
@@ -126,6 +133,9 @@ def world(lead):
     run = JudgeRun.objects.create(
         judge=judge, version=judge.versions.get(), claim_ids=[claim.pk], job=job
     )
+    webhook = Webhook.objects.create(
+        audit_set=audit_set, url="http://127.0.0.1:9/", secret="s", events=["set.reviewed"]
+    )
     assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
     return {
         "users": {
@@ -140,6 +150,7 @@ def world(lead):
         "job": job,
         "judge": judge,
         "run": run,
+        "webhook": webhook,
     }
 
 
@@ -151,6 +162,7 @@ def _url(route: str, world: dict) -> str:
         "jobs/": world["job"].pk,
         "judges/": world["judge"].pk,
         "judge-runs/": world["run"].pk,
+        "webhooks/": world["webhook"].pk,
     }
     url = "/" + route
     for prefix, pk in pk_for.items():

@@ -10,6 +10,7 @@ from django.template.loader import render_to_string
 from django.test import RequestFactory
 from django.urls import reverse
 
+from audit.models import Job
 from audit.views.exports import set_export
 from tests import test_exports
 
@@ -70,8 +71,12 @@ def test_unknown_format_or_set_is_not_found(client_for, lead, reviewed):
     assert client_for(lead).get(reverse("audit:set-export", args=[9999, "csv"])).status_code == 404
 
 
-def test_download_is_get_only(client_for, lead, reviewed):
-    assert client_for(lead).post(_url(reviewed, "csv")).status_code == 405
+def test_a_post_queues_the_export_as_a_job(client_for, lead, reviewed):
+    response = client_for(lead).post(_url(reviewed, "csv"))
+
+    job = Job.objects.get()
+    assert (job.kind, job.params, job.created_by) == ("export", {"format": "csv"}, lead)
+    assert response.url == job.get_absolute_url()
 
 
 def test_view_streams_through_a_request_factory(lead, reviewed):

@@ -25,7 +25,14 @@ from audit.selectors.blindness import (
     sets_visible_to,
     visible_sheets,
 )
-from audit.selectors.jobs import JobProgress, job_is_stale, job_progress, jobs_for_lead
+from audit.selectors.jobs import (
+    JobProgress,
+    export_expires_at,
+    export_file,
+    job_is_stale,
+    job_progress,
+    jobs_for_lead,
+)
 from audit.selectors.release import (
     Run,
     UnknownRun,
@@ -37,6 +44,7 @@ from audit.selectors.release import (
     criteria_locked_since,
     number_overrides,
     release_counts_by_system,
+    release_outcomes,
     run_claims,
     run_question_ids,
     set_runs,
@@ -66,6 +74,7 @@ from audit.selectors.sets import (
     review_candidates,
     reviewer_progress,
     reviewer_set_rows,
+    set_answer_count,
     set_flags,
     set_for_user,
     set_list_rows,
@@ -73,6 +82,7 @@ from audit.selectors.sets import (
 )
 
 __all__ = [
+    "set_answer_count",
     "QUEUE_ORDER",
     "blind_claims",
     "blind_claim_ids",
@@ -124,10 +134,13 @@ __all__ = [
     "claim_names",
     "top_claim_labels",
     "release_counts_by_system",
+    "release_outcomes",
     "answer_names",
     "criteria_changes",
     "criteria_locked_since",
     "JobProgress",
+    "export_expires_at",
+    "export_file",
     "jobs_for_lead",
     "job_is_stale",
     "job_progress",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
@@ -59,3 +60,24 @@ def job_progress(job: Job) -> JobProgress:
         cancelling=job.status == Job.Status.RUNNING
         and bool(cache.get(CANCEL_KEY.format(token=job.token))),
     )
+
+
+def export_path(job: Job, extension: str) -> Path:
+    """Where an export job writes its file: beside the uploads, under JOBS_DIR."""
+    return Path(settings.JOBS_DIR) / "exports" / f"{job.token}.{extension}"
+
+
+def export_expires_at(job: Job) -> datetime | None:
+    stamp = job.result.get("expires_at") if job.kind == Job.Kind.EXPORT else None
+    return datetime.fromisoformat(stamp) if stamp else None
+
+
+def export_file(job: Job) -> Path | None:
+    """A finished export's file while its link lasts; None once it expired or was removed."""
+    from audit.services.exports import EXPORT_FORMATS
+
+    expires = export_expires_at(job)
+    if job.status != Job.Status.SUCCEEDED or expires is None or expires <= timezone.now():
+        return None
+    path = export_path(job, EXPORT_FORMATS[job.params["format"]].extension)
+    return path if path.is_file() else None

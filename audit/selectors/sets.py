@@ -472,3 +472,8 @@ def status_counts(*, audit_set: AuditSet) -> dict[str, int]:
         dict(rows.values("review_status").annotate(n=Count("pk")).values_list("review_status", "n"))
     )
     return {code: counts.get(code, 0) for code, _ in ClaimStatus.CHOICES}
+
+
+def set_answer_count(*, audit_set: AuditSet) -> int:
+    """How many answers the set holds: what decides whether a long action runs as a job."""
+    return Answer.objects.filter(audit_set=audit_set).count()

@@ -20,9 +20,13 @@ from audit.services.jobs import (
     JobCancelled,
     JobRefused,
     job_cancel,
+    job_export_create,
     job_import_create,
+    job_recompare_create,
+    job_rematch_create,
     job_retry,
     job_run,
+    job_verdicts_create,
 )
 from audit.services.review import (
     AtomicPart,
@@ -44,6 +48,7 @@ from audit.services.review import (
     sheet_submit,
 )
 from audit.services.verdicts import VerdictImportSummary, verdicts_import
+from audit.services.webhooks import WebhookRefused, webhook_create, webhook_delete, webhooks_fire
 
 __all__ = [
     "AtomicPart",
@@ -61,6 +66,7 @@ __all__ = [
     "StaleAdjudication",
     "StaleSheet",
     "VerdictImportSummary",
+    "WebhookRefused",
     "adjudication_save",
     "adjudication_settings_update",
     "answer_content_hash",
@@ -72,9 +78,13 @@ __all__ = [
     "criteria_update",
     "guideline_flag_raise",
     "job_cancel",
+    "job_export_create",
     "job_import_create",
+    "job_recompare_create",
+    "job_rematch_create",
     "job_retry",
     "job_run",
+    "job_verdicts_create",
     "plan_claims",
     "review_open",
     "reviewer_replace",
@@ -85,4 +95,7 @@ __all__ = [
     "sheet_save",
     "sheet_submit",
     "verdicts_import",
+    "webhook_create",
+    "webhook_delete",
+    "webhooks_fire",
 ]

@@ -3,15 +3,26 @@ reviewer's sheet taken whole, or a merged version), refused when another lead sa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
 from audit import judgments, selectors
 from audit.judgments import JudgmentData
-from audit.models import Adjudication, AuditSet, AuditSheet, Claim, GuidelineFlag, Passage, Severity
+from audit.models import (
+    Adjudication,
+    AuditSet,
+    AuditSheet,
+    Claim,
+    GuidelineFlag,
+    Passage,
+    Severity,
+    Webhook,
+)
 from audit.roles import is_lead
-from audit.services.derived import claims_changed
+from audit.services.derived import claims_changed, claims_changed_in_parts
 from audit.services.disagreements import CompareSummary, comparable_claim_ids
 from audit.services.locks import claims_lock
 from audit.services.review import (
@@ -21,6 +32,7 @@ from audit.services.review import (
     judgment_problems,
     named_passage,
 )
+from audit.services.webhooks import webhooks_fire
 
 
 class StaleAdjudication(ReviewError):
@@ -50,11 +62,13 @@ def adjudication_settings_update(
     auto_gold: bool,
     evidence_jaccard_threshold: float,
     anonymous_adjudication: bool,
+    progress: Callable[[int], None] | None = None,
 ) -> CompareSummary:
     """Change how a set's finished claims are compared, and compare them all again.
 
     Gold already made stays; only claims without gold move in or out of the queue, or
-    become unanimous gold when auto_gold is turned on.
+    become unanimous gold when auto_gold is turned on. With progress (a job), claims are
+    compared a part at a time and progress is called with each part's claims.
     """
     if not is_lead(by):
         raise PermissionDenied("Only a lead can change adjudication settings.")
@@ -68,9 +82,12 @@ def adjudication_settings_update(
             update_fields=["auto_gold", "evidence_jaccard_threshold", "anonymous_adjudication"]
         )
         # Only finished or queued claims can change: the others wait on a reviewer.
-        return claims_changed(
-            audit_set_id=audit_set.pk, claim_ids=comparable_claim_ids(audit_set=audit_set)
-        )
+        ids = comparable_claim_ids(audit_set=audit_set)
+        if progress is not None:
+            return claims_changed_in_parts(
+                audit_set_id=audit_set.pk, claim_ids=ids, progress=progress
+            )
+        return claims_changed(audit_set_id=audit_set.pk, claim_ids=ids)
 
 
 def adjudication_save(
@@ -167,6 +184,18 @@ def adjudication_save(
                 raised_by=lead,
                 comment=flag_comment.strip(),
             )
+        webhooks_fire(
+            audit_set_id=claim.answer.audit_set_id,
+            event=Webhook.Event.CLAIM_ADJUDICATED,
+            data={
+                "claim": claim.pk,
+                "answer": claim.answer_id,
+                # Ids only: the receiver reads the judgment with its own rights (a lead
+                # may still review claims of the set, blind to others' judgments).
+                "adjudication": gold.pk,
+                "version": gold.version,
+            },
+        )
     return gold
 
 

@@ -14,13 +14,14 @@ derived rows.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 
 from django.db import transaction
 from django.db.models import Count, F
 
-from audit.models import Assignment, Claim, ReleaseFact, ReviewerTally, SheetFact
+from audit import selectors
+from audit.models import Assignment, Claim, ReleaseFact, ReviewerTally, SheetFact, Webhook
 from audit.services import disagreements
 from audit.services.answer_flags import answer_flags_refresh
 from audit.services.disagreements import CompareSummary
@@ -28,6 +29,7 @@ from audit.services.facts import agreement_facts_refresh
 from audit.services.locks import claims_lock
 from audit.services.release import release_facts_refresh
 from audit.services.tallies import reviewer_tallies_refresh
+from audit.services.webhooks import webhooks_fire, webhooks_listen
 
 # Keeps `pk IN (...)` lists far below every database's parameter limit.
 CHUNK = 2000
@@ -53,7 +55,10 @@ def claims_changed(
     if audit_set_id is None:
         audit_set_id = Claim.objects.values_list("answer__audit_set_id", flat=True).get(pk=ids[0])
     recount = set(reviewer_ids)
+    # Read before and after only where a webhook listens: a few tally rows each time.
+    watched = webhooks_listen(audit_set_id=audit_set_id, event=Webhook.Event.DECISION_CHANGED)
     with transaction.atomic():
+        decisions = selectors.release_outcomes(audit_set_id=audit_set_id) if watched else {}
         # Usually held already; an atomic claim's parent must be, for its release fact.
         claims_lock(claim_ids=ids)
         # Severity and unanimous gold, then the stored statuses of all these claims.
@@ -75,7 +80,63 @@ def claims_changed(
         # Imports, rematches, splits and restores change claims or checks; it reads no
         # other derived row, so it may come last.
         answer_flags_refresh(claim_ids=ids)
+        if watched:
+            _decisions_compare(audit_set_id, decisions, ids)
     return summary
+
+
+def _decisions_compare(audit_set_id: int, before: dict, claim_ids: list[int]) -> None:
+    after = selectors.release_outcomes(audit_set_id=audit_set_id)
+    for system in sorted(before.keys() | after.keys()):
+        if before.get(system) != after.get(system):
+            webhooks_fire(
+                audit_set_id=audit_set_id,
+                event=Webhook.Event.DECISION_CHANGED,
+                data={
+                    "system": system,
+                    "before": before.get(system),
+                    "after": after.get(system),
+                    # The claims whose change moved it; a long list is cut, not sent whole.
+                    "claims": claim_ids[:100],
+                },
+            )
+
+
+def claims_changed_in_parts(
+    *,
+    audit_set_id: int,
+    claim_ids: Iterable[int],
+    progress: Callable[[int], None],
+) -> CompareSummary:
+    """claims_changed over many claims, a part at a time, calling progress with the claims
+    of each part done: what a job does, inside its one transaction, so it can report and be
+    cancelled. An answer's claims stay in one part, since an atomic claim's parent is
+    derived from all its parts."""
+    by_answer: dict[int, list[int]] = defaultdict(list)
+    ids = sorted(set(claim_ids))
+    for start in range(0, len(ids), CHUNK):
+        for pk, answer_id in Claim.objects.filter(pk__in=ids[start : start + CHUNK]).values_list(
+            "pk", "answer_id"
+        ):
+            by_answer[answer_id].append(pk)
+    totals = [0, 0, 0]
+    batch: list[int] = []
+    for answer_id in sorted(by_answer):
+        batch += by_answer[answer_id]
+        if len(batch) >= CHUNK:
+            _add(totals, claims_changed(audit_set_id=audit_set_id, claim_ids=batch))
+            progress(len(batch))
+            batch = []
+    if batch:
+        _add(totals, claims_changed(audit_set_id=audit_set_id, claim_ids=batch))
+        progress(len(batch))
+    return CompareSummary(*totals)
+
+
+def _add(totals: list[int], summary: CompareSummary) -> None:
+    totals[0] += summary.compared
+    totals[1] += summary.unanimous
+    totals[2] += summary.queued
 
 
 def _counted_sheets(ids: list[int]) -> Counter[int]:

@@ -1,4 +1,5 @@
-"""Jobs: long actions queued by a request and run by a worker process (`manage.py db_worker`).
+"""Jobs: long actions queued by a request and run by a worker process (`manage.py db_worker`):
+imports, exports, recomputing machine checks, comparing again, machine verdicts.
 
 A job's row is written in short transactions of its own (queued → running → how it
 ended); its work runs in one transaction, so a job that fails, is cancelled or whose worker
@@ -15,6 +16,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -24,8 +26,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.formats import FormatError, parse_path
-from audit.models import AuditSet, Job
-from audit.selectors.jobs import CANCEL_KEY, PROGRESS_KEY, job_is_stale
+from audit.models import Answer, AuditSet, Job, Webhook
+from audit.selectors.jobs import CANCEL_KEY, PROGRESS_KEY, export_path, job_is_stale
+from audit.services.webhooks import webhooks_fire
 
 logger = logging.getLogger(__name__)
 
@@ -60,24 +63,81 @@ def job_import_create(
     one to a temporary file), never read whole into memory.
     """
     token = uuid.uuid4().hex
+    return _create(
+        kind=Job.Kind.IMPORT,
+        audit_set=audit_set,
+        user=user,
+        token=token,
+        params={**_upload_save(upload, token), "format": fmt, "new_set_name": new_set_name},
+    )
+
+
+def job_export_create(*, audit_set: AuditSet, fmt: str, user) -> Job:
+    """Queue an export of the set in one of EXPORT_FORMATS, written to a file under JOBS_DIR
+    that its creator may download until EXPORT_LINK_HOURS after it is written. It holds
+    what its creator may see (a claim they still review carries only their own sheet)."""
+    _exports_expire()
+    return _create(kind=Job.Kind.EXPORT, audit_set=audit_set, user=user, params={"format": fmt})
+
+
+def job_rematch_create(*, audit_set: AuditSet, user) -> Job:
+    """Queue recomputing the matcher's checks for every claim of the set."""
+    return _create(kind=Job.Kind.REMATCH, audit_set=audit_set, user=user, params={})
+
+
+def job_recompare_create(
+    *,
+    audit_set: AuditSet,
+    user,
+    auto_gold: bool,
+    evidence_jaccard_threshold: float,
+    anonymous_adjudication: bool,
+) -> Job:
+    """Queue a change of the set's adjudication settings; the job saves them and compares
+    the finished claims again, all in one transaction."""
+    return _create(
+        kind=Job.Kind.RECOMPARE,
+        audit_set=audit_set,
+        user=user,
+        params={
+            "auto_gold": auto_gold,
+            "evidence_jaccard_threshold": evidence_jaccard_threshold,
+            "anonymous_adjudication": anonymous_adjudication,
+        },
+    )
+
+
+def job_verdicts_create(*, upload: UploadedFile, audit_set: AuditSet, user) -> Job:
+    """Queue the import of an uploaded verdict file into the set."""
+    token = uuid.uuid4().hex
+    return _create(
+        kind=Job.Kind.VERDICTS,
+        audit_set=audit_set,
+        user=user,
+        token=token,
+        params=_upload_save(upload, token),
+    )
+
+
+def _upload_save(upload: UploadedFile, token: str) -> dict:
     folder = Path(settings.JOBS_DIR) / token
     folder.mkdir(parents=True, exist_ok=False)
     path = folder / "upload"
     with open(path, "wb") as out:
         for chunk in upload.chunks(_WRITE_CHUNK):
             out.write(chunk)
+    return {"path": str(path), "filename": (upload.name or "upload")[:300], "size": upload.size}
+
+
+def _create(
+    *, kind: str, audit_set: AuditSet | None, user, params: dict, token: str | None = None
+) -> Job:
     job = Job.objects.create(
-        kind=Job.Kind.IMPORT,
+        kind=kind,
         audit_set=audit_set,
         created_by=user,
-        token=token,
-        params={
-            "path": str(path),
-            "filename": (upload.name or "upload")[:300],
-            "format": fmt,
-            "new_set_name": new_set_name,
-            "size": upload.size,
-        },
+        token=token or uuid.uuid4().hex,
+        params=params,
     )
     enqueue_job(job)
     return job
@@ -115,6 +175,8 @@ def job_run(*, job_id: int) -> None:
         raise
     finally:
         _finish(job, status=status, result=result, error=error)
+        if job.kind == Job.Kind.IMPORT:
+            _import_finished(job)
 
 
 def job_cancel(*, job: Job) -> None:
@@ -153,6 +215,23 @@ def enqueue_job(job: Job) -> None:
     transaction.on_commit(lambda: run_job.enqueue(job.pk))
 
 
+def _import_finished(job: Job) -> None:
+    job.refresh_from_db(fields=["status", "audit_set", "result", "error"])
+    if job.audit_set_id is None:  # a new set that was never made: no webhook to tell
+        return
+    webhooks_fire(
+        audit_set_id=job.audit_set_id,
+        event=Webhook.Event.IMPORT_FINISHED,
+        data={
+            "job": job.pk,
+            "status": job.status,
+            "answers": job.result.get("answers", 0),
+            "claims": job.result.get("claims", 0),
+            "error": job.error,
+        },
+    )
+
+
 def _report(job: Job, *, done: int, total: int) -> None:
     cache.set(
         PROGRESS_KEY.format(token=job.token),
@@ -161,8 +240,13 @@ def _report(job: Job, *, done: int, total: int) -> None:
     )
 
 
+def _total(job: Job, total: int) -> None:
+    Job.objects.filter(pk=job.pk).update(total=total)
+    _report(job, done=0, total=total)
+
+
 def _reporter(job: Job, total: int) -> Callable[[int], None]:
-    """The import's progress callback: reports rows done and stops the work if cancelled."""
+    """A job's progress callback: reports rows done and stops the work if cancelled."""
     done = 0
 
     def progress(rows: int) -> None:
@@ -201,8 +285,7 @@ def _import_run(job: Job) -> dict:
         max_whole_bytes=settings.IMPORT_MAX_WHOLE_BYTES,
     )
     total = len(parsed.records) if isinstance(parsed.records, tuple) else check.lines
-    Job.objects.filter(pk=job.pk).update(total=total)
-    _report(job, done=0, total=total)
+    _total(job, total)
     with transaction.atomic():
         audit_set = job.audit_set
         if audit_set is None:
@@ -235,7 +318,129 @@ def _judge_run(job: Job) -> dict:
     return judge_run_execute(run_id=job.params["run"], progress_for=progress_for)
 
 
+def _export_run(job: Job) -> dict:
+    from audit.services import exports
+
+    fmt = job.params["format"]
+    spec = exports.EXPORT_FORMATS[fmt]
+    total = exports.export_answer_count(audit_set=job.audit_set)
+    _total(job, total)
+    final = export_path(job, spec.extension)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    # Written under another name and renamed when whole: a download never finds half a file.
+    partial = final.with_name(final.name + ".part")
+    try:
+        with open(partial, "w", encoding="utf-8", newline="") as out:
+            for piece in exports.export_stream(
+                audit_set=job.audit_set,
+                fmt=fmt,
+                viewer=job.created_by,
+                progress=_reporter(job, total),
+                chunk_size=exports.CHUNK,
+            ):
+                out.write(piece)
+        partial.replace(final)
+    finally:
+        partial.unlink(missing_ok=True)
+    expires = timezone.now() + timedelta(hours=settings.EXPORT_LINK_HOURS)
+    return {
+        "format": fmt,
+        "answers": total,
+        "size": final.stat().st_size,
+        "expires_at": expires.isoformat(),
+    }
+
+
+def _rematch_run(job: Job) -> dict:
+    from audit.matching import MATCHER_VERSION
+    from audit.services.checks import claim_checks_recompute
+
+    total = Answer.objects.filter(audit_set=job.audit_set).count()
+    _total(job, total)
+    # One transaction over the per-answer ones: cancelled or killed, no claim keeps a new check.
+    with transaction.atomic():
+        claims = claim_checks_recompute(
+            audit_set=job.audit_set, progress=_every(_PROGRESS_ROWS, _reporter(job, total))
+        )
+    return {"claims": claims, "matcher_version": MATCHER_VERSION}
+
+
+def _recompare_run(job: Job) -> dict:
+    from audit.services.adjudication import adjudication_settings_update
+    from audit.services.disagreements import comparable_claim_ids
+
+    params = job.params
+    with transaction.atomic():
+        total = len(comparable_claim_ids(audit_set=job.audit_set))
+        _total(job, total)
+        summary = adjudication_settings_update(
+            audit_set=job.audit_set,
+            by=job.created_by,
+            auto_gold=params["auto_gold"],
+            evidence_jaccard_threshold=params["evidence_jaccard_threshold"],
+            anonymous_adjudication=params["anonymous_adjudication"],
+            progress=_reporter(job, total),
+        )
+    return asdict(summary)
+
+
+def _verdicts_run(job: Job) -> dict:
+    import hashlib
+
+    from audit.formats.verdicts import parse_verdicts
+    from audit.services.verdicts import verdicts_store
+
+    params = job.params
+    data = Path(params["path"]).read_bytes()
+    verdicts = parse_verdicts(data, params["filename"], max_bytes=settings.IMPORT_MAX_WHOLE_BYTES)
+    _total(job, len(verdicts))
+    summary = verdicts_store(
+        audit_set=job.audit_set,
+        verdicts=verdicts,
+        filename=params["filename"],
+        sha256=hashlib.sha256(data).hexdigest(),
+        progress=_reporter(job, len(verdicts)),
+    )
+    return {**asdict(summary), "judges": list(summary.judges)}
+
+
+def _every(rows: int, progress: Callable[[int], None]) -> Callable[[int], None]:
+    """Pass progress on every `rows` rows, for work that reports one row at a time."""
+    pending = 0
+
+    def report(done: int) -> None:
+        nonlocal pending
+        pending += done
+        if pending >= rows:
+            progress(pending)
+            pending = 0
+
+    return report
+
+
+def _exports_expire() -> None:
+    """Delete export files past their link's expiry; run whenever an export is queued."""
+    now = timezone.now()
+    for job in Job.objects.filter(
+        kind=Job.Kind.EXPORT,
+        status=Job.Status.SUCCEEDED,
+        finished_at__lt=now - timedelta(hours=settings.EXPORT_LINK_HOURS),
+    ).only("pk", "token"):
+        for path in export_path(job, "*").parent.glob(f"{job.token}.*"):
+            path.unlink(missing_ok=True)
+
+
+# Answers between two reports of a rematch (one report per answer would be a cache write
+# per answer).
+_PROGRESS_ROWS = 50
+
+
+# One entry per kind of job: what job_run runs, returning what the job's page shows.
 _RUNNERS: dict[str, Callable[[Job], dict]] = {
     Job.Kind.IMPORT: _import_run,
+    Job.Kind.EXPORT: _export_run,
+    Job.Kind.REMATCH: _rematch_run,
+    Job.Kind.RECOMPARE: _recompare_run,
+    Job.Kind.VERDICTS: _verdicts_run,
     Job.Kind.JUDGE: _judge_run,
 }

@@ -28,6 +28,8 @@ from audit.models import (
     ClaimCheck,
     GuidelineFlag,
     Passage,
+    ReviewerTally,
+    Webhook,
 )
 from audit.roles import is_lead
 from audit.selectors import QUEUE_ORDER, reviewer_sheet
@@ -35,6 +37,7 @@ from audit.services.checks import answer_claim_checks
 from audit.services.derived import claims_changed
 from audit.services.locks import audit_set_lock, claims_lock
 from audit.services.planner import planner_statistics_refresh
+from audit.services.webhooks import webhooks_fire, webhooks_listen
 
 # An idle tab left open cannot add more than this per save, however long it sat there.
 MAX_ACTIVE_SECONDS_PER_SAVE = 120
@@ -350,7 +353,26 @@ def sheet_submit(
         sheet.save()
         # The last sheet in decides: unanimous gold, or a place in the lead's queue.
         claims_changed(claim_ids=[sheet.claim_id])
+        audit_set_id = sheet.claim.answer.audit_set_id
+        if webhooks_listen(
+            audit_set_id=audit_set_id, event=Webhook.Event.SET_REVIEWED
+        ) and set_fully_reviewed(audit_set_id=audit_set_id):
+            webhooks_fire(
+                audit_set_id=audit_set_id,
+                event=Webhook.Event.SET_REVIEWED,
+                data={"claim": sheet.claim_id, "sheet": sheet.pk},
+            )
     return sheet
+
+
+def set_fully_reviewed(*, audit_set_id: int) -> bool:
+    """Every reviewer of the set has submitted a sheet on every claim assigned to them, read
+    off their tallies (services.tallies keeps them in step with each submit)."""
+    tallies = ReviewerTally.objects.filter(audit_set_id=audit_set_id)
+    return (
+        tallies.filter(assigned__gt=0).exists()
+        and not tallies.filter(submitted__lt=F("assigned")).exists()
+    )
 
 
 def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import batched
 
 from django.db import transaction
 
 from audit.formats.records import Budget, FormatError
 from audit.formats.verdicts import Verdict, parse_verdicts
 from audit.models import Answer, AuditSet, Claim, ImportBatch, Rater, RaterLabel
+
+# Verdicts written per query, and between two progress reports of a job.
+_BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,24 @@ def verdicts_import(
     naming the file, line and field.
     """
     verdicts = parse_verdicts(data, filename, max_bytes=max_bytes, budget=budget)
+    return verdicts_store(
+        audit_set=audit_set,
+        verdicts=verdicts,
+        filename=filename,
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
+
+
+def verdicts_store(
+    *,
+    audit_set: AuditSet,
+    verdicts: tuple[Verdict, ...],
+    filename: str,
+    sha256: str,
+    progress: Callable[[int], None] | None = None,
+) -> VerdictImportSummary:
+    """Store parsed verdicts, all or nothing (see verdicts_import); progress, when given, is
+    called with the number of verdicts after each batch written."""
     claim_of = _resolve(audit_set, verdicts, filename)
     with transaction.atomic():
         raters: dict[str, Rater] = {}
@@ -62,7 +85,7 @@ def verdicts_import(
             audit_set=audit_set,
             filename=filename[:300],
             format="verdicts",
-            sha256=hashlib.sha256(data).hexdigest(),
+            sha256=sha256,
         )
         existing = set(
             RaterLabel.objects.filter(
@@ -82,13 +105,15 @@ def verdicts_import(
             for v in verdicts
         ]
         replaced = sum((label.rater.pk, label.claim_id) in existing for label in labels)
-        RaterLabel.objects.bulk_create(
-            labels,
-            batch_size=1000,
-            update_conflicts=True,
-            unique_fields=["rater", "claim"],
-            update_fields=["judgment", "raw_label", "evidence", "rationale", "import_batch"],
-        )
+        for batch_labels in batched(labels, _BATCH):
+            RaterLabel.objects.bulk_create(
+                batch_labels,
+                update_conflicts=True,
+                unique_fields=["rater", "claim"],
+                update_fields=["judgment", "raw_label", "evidence", "rationale", "import_batch"],
+            )
+            if progress:
+                progress(len(batch_labels))
     return VerdictImportSummary(
         judges=tuple(raters), created=len(labels) - replaced, replaced=replaced
     )

@@ -20,7 +20,7 @@ from django.shortcuts import render
 from django_htmx.middleware import HtmxDetails
 
 from audit import selectors
-from audit.models import Answer, AuditSet, Claim
+from audit.models import Answer, AuditSet, Claim, Webhook
 from audit.roles import is_lead
 
 LEAD_ONLY = "This page is for leads. Reviewers see their own claims from the home page."
@@ -45,6 +45,16 @@ def get_set_for_user(request: HttpRequest, pk: int) -> AuditSet:
 def get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
     require_lead(request)
     return _set_or_404(request, pk)
+
+
+def get_webhook_for_lead(request: HttpRequest, pk: int) -> Webhook:
+    """A webhook of a set the lead may open."""
+    require_lead(request)
+    webhook = Webhook.objects.filter(pk=pk).first()
+    if webhook is None:
+        raise Http404("No such webhook.")
+    _set_or_404(request, webhook.audit_set_id)
+    return webhook
 
 
 def get_answer_for_user(request: HttpRequest, pk: int) -> Answer:

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -42,12 +43,18 @@ def adjudication_settings(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     audit_set = access.get_set_for_lead(request, pk)
     form = AdjudicationSettingsForm(request.POST or None, instance=audit_set)
     if request.method == "POST" and form.is_valid():
+        chosen = {
+            "auto_gold": form.cleaned_data["auto_gold"],
+            "evidence_jaccard_threshold": form.cleaned_data["evidence_jaccard_threshold"],
+            "anonymous_adjudication": form.cleaned_data["anonymous_adjudication"],
+        }
+        if selectors.set_answer_count(audit_set=audit_set) > settings.WEB_DIRECT_MAX_ANSWERS:
+            # Too many claims to compare within a request: a job saves and compares.
+            job = services.job_recompare_create(audit_set=audit_set, user=request.user, **chosen)
+            messages.success(request, "The new settings apply when this job has compared.")
+            return redirect(job)
         summary = services.adjudication_settings_update(
-            audit_set=audit_set,
-            by=request.user,
-            auto_gold=form.cleaned_data["auto_gold"],
-            evidence_jaccard_threshold=form.cleaned_data["evidence_jaccard_threshold"],
-            anonymous_adjudication=form.cleaned_data["anonymous_adjudication"],
+            audit_set=audit_set, by=request.user, **chosen
         )
         messages.success(
             request,
@@ -58,6 +65,14 @@ def adjudication_settings(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return render(
         request, "audit/adjudication_settings.html", {"audit_set": audit_set, "form": form}
     )
+
+
+@login_required
+@require_POST
+def set_rematch(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Queue recomputing the set's machine checks (after the matcher changed)."""
+    audit_set = access.get_set_for_lead(request, pk)
+    return redirect(services.job_rematch_create(audit_set=audit_set, user=request.user))
 
 
 @login_required

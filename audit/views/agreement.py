@@ -11,7 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from audit import judgments, selectors, services
@@ -268,6 +268,12 @@ def verdicts_upload(request: HttpRequest, pk: int) -> HttpResponse:
         upload = form.cleaned_data["file"]
         try:
             check_size(upload.size, upload.name, settings.IMPORT_MAX_WHOLE_BYTES)
+            if upload.size > settings.WEB_DIRECT_MAX_VERDICT_BYTES:
+                # A big file is imported by a job, with no bound on its verdicts.
+                job = services.job_verdicts_create(
+                    upload=upload, audit_set=audit_set, user=request.user
+                )
+                return redirect(job)
             ctx["summary"] = services.verdicts_import(
                 audit_set=audit_set,
                 data=upload.read(settings.IMPORT_MAX_WHOLE_BYTES + 1),

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST, require_safe
 
 from audit import selectors, services
 from audit.models import Job
+from audit.services.exports import EXPORT_FORMATS
 from audit.views import access
 from audit.views.access import HtmxHttpRequest
+from audit.views.exports import attachment
 
 RECENT = 50
 
@@ -39,8 +41,38 @@ def job_list(request: HtmxHttpRequest) -> HttpResponse:
 @login_required
 def job_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = _get_job_for_lead(request, pk)
-    ctx = {"job": job, "progress": selectors.job_progress(job)}
+    ctx = {
+        "job": job,
+        "progress": selectors.job_progress(job),
+        "expires_at": selectors.export_expires_at(job),
+        "can_download": _downloadable(request, job) is not None,
+    }
     return access.render_page_or_partial(request, "audit/job.html", "job-status", ctx)
+
+
+@require_safe
+@login_required
+def job_download(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """A finished export's file, for the lead who asked for it, while its link lasts."""
+    job = _get_job_for_lead(request, pk)
+    path = _downloadable(request, job)
+    if path is None:
+        raise Http404("No file to download: the export has expired, or is not yours.")
+    spec = EXPORT_FORMATS[job.params["format"]]
+    # FileResponse closes the file once it is sent.
+    response = FileResponse(open(path, "rb"), content_type=spec.content_type)  # noqa: SIM115
+    return attachment(response, job.audit_set.name, spec.name, spec.extension)
+
+
+def _downloadable(request: HtmxHttpRequest, job: Job):
+    """The export's file if this lead may download it: the lead who asked for it (it holds
+    what they may see) and who may still open the set."""
+    if job.kind != Job.Kind.EXPORT or job.created_by_id != request.user.pk:
+        return None
+    if job.audit_set_id is None:
+        return None
+    access.get_set_for_lead(request, job.audit_set_id)
+    return selectors.export_file(job)
 
 
 @require_POST

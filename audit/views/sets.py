@@ -62,6 +62,9 @@ def set_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             "table": table,
             "filter": filterset,
             "imports": audit_set.imports.all()[:20],
+            "exports_by_job": is_lead(request.user)
+            and not access.wants_partial(request)
+            and selectors.set_answer_count(audit_set=audit_set) > settings.WEB_DIRECT_MAX_ANSWERS,
             # An htmx filter request swaps only the table: no need to compute the metrics.
             "release": (
                 release_summary(audit_set, viewer=request.user)

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from audit import services
 from audit.judgments import NOT_SUPPORTED, UNCLEAR
-from audit.models import AuditSet, Claim
+from audit.models import AuditSet, Claim, Webhook, WebhookDelivery
 from tests.browser.conftest import ARTIFACTS
 from tests.conftest import import_file
 from tests.factories import submit_sheet
@@ -73,6 +73,10 @@ def test_no_page_scrolls_sideways_with_long_unbroken_names_and_texts(
 ):
     audit_set, claims = long_set
     pk, claim = audit_set.pk, claims[-1]
+    hook = Webhook.objects.create(
+        audit_set=audit_set, url="https://" + LONG_NAME, secret="s" * 64, events=["set.reviewed"]
+    )
+    WebhookDelivery.objects.create(webhook=hook, event="set.reviewed", body="{}", error=LONG_NAME)
     answer = claim.answer
     lead_pages = {
         "home": "/",
@@ -87,6 +91,7 @@ def test_no_page_scrolls_sideways_with_long_unbroken_names_and_texts(
         "agreement": f"/sets/{pk}/agreement/",
         "agreement-claims": f"/sets/{pk}/agreement/claims/?row=not_supported&col=unclear",
         "verdicts-upload": f"/sets/{pk}/verdicts/",
+        "set-webhooks": f"/sets/{pk}/webhooks/",
         "set-report": f"/sets/{pk}/report/",
         "set-criteria": f"/sets/{pk}/criteria/",
         "set-compare": f"/sets/{pk}/compare/",

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from audit import services
-from audit.models import Answer, AuditSet, Claim
+from audit.models import Answer, AuditSet, Claim, Webhook, WebhookDelivery
 from tests.conftest import import_file
 from tests.xss_payloads import PAYLOADS
 
@@ -65,6 +65,7 @@ def _lead_pages(audit_set: AuditSet, claim: Claim) -> list[str]:
         "set-criteria",
         "set-compare",
         "verdicts-upload",
+        "set-webhooks",
     ]
     pages = [reverse(f"audit:{name}", args=[audit_set.pk]) for name in names]
     pages += [
@@ -124,6 +125,12 @@ def test_no_payload_runs_on_review_adjudication_and_report_pages(
         payload = PAYLOADS[i]
         _judge(claim, reviewer_a, "unclear", payload)
         _judge(claim, reviewer_b, "not_supported", payload)
+    # A webhook's URL and delivery log as hostile as the rest (the page's form refuses such a
+    # URL; the admin or an old row need not).
+    hook = Webhook.objects.create(
+        audit_set=hostile_set, url=PAYLOADS[0], secret=PAYLOADS[1], events=[PAYLOADS[2]]
+    )
+    WebhookDelivery.objects.create(webhook=hook, event=PAYLOADS[3], body="{}", error=PAYLOADS[4])
     dialogs: list[str] = []
     checked = 0
     for user, urls in (
@@ -151,5 +158,5 @@ def test_no_payload_runs_on_review_adjudication_and_report_pages(
     # The payloads were there, as text: the notes of a sheet on the adjudication view.
     page.goto(f"{live_server.url}{reverse('audit:adjudicate', args=[claims[0].pk])}")
     assert PAYLOADS[0] in page.inner_text("body")
-    assert checked == 1 + len(claims) + 13
+    assert checked == 1 + len(claims) + 14
     assert dialogs == []

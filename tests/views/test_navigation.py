@@ -29,6 +29,7 @@ LEAD_TABS = [
     "Machine verdicts",
     "Judges",
     "Settings",
+    "Webhooks",
     "Import answers",
 ]
 
@@ -53,6 +54,7 @@ def _set_pages(audit_set) -> list[str]:
         "set-compare",
         "verdicts-upload",
         "adjudication-settings",
+        "set-webhooks",
         "review-open",
     ]
     return [reverse(f"audit:{name}", args=[pk]) for name in names]

@@ -1,0 +1,181 @@
+"""Webhooks: a lead's URLs on a set, posted a signed JSON body when something happens there.
+
+Events are fired by the services where they happen, after their transaction commits (a
+rolled-back adjudication sends nothing). Each delivery is a row and a task on the worker;
+a failed attempt queues the next one later, up to WEBHOOK_MAX_ATTEMPTS.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+from django.db import transaction
+from django.utils import timezone
+
+from audit.models import AuditSet, Webhook, WebhookDelivery
+
+logger = logging.getLogger(__name__)
+
+SIGNATURE_HEADER = "X-Citeaudit-Signature"
+# What a receiver's answer is read of: enough for an error message, never a whole page.
+_RESPONSE_BYTES = 500
+
+
+class WebhookRefused(Exception):
+    """A webhook a lead may not register as given (a URL that is not http(s), no events)."""
+
+
+def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user) -> Webhook:
+    """Register a URL for some events of a set, with a new secret of its own."""
+    url = url.strip()
+    try:
+        URLValidator(schemes=["http", "https"])(url)
+    except ValidationError:
+        raise WebhookRefused(
+            f"“{url[:200]}” is not a web address: a webhook URL starts with http:// or https://."
+        ) from None
+    events = sorted(set(events))
+    unknown = set(events) - set(Webhook.Event.values)
+    if unknown:
+        raise WebhookRefused(f"Unknown event: {', '.join(sorted(unknown))}.")
+    if not events:
+        raise WebhookRefused("Choose at least one event.")
+    return Webhook.objects.create(
+        audit_set=audit_set,
+        url=url,
+        events=events,
+        secret=secrets.token_hex(32),
+        created_by=user,
+    )
+
+
+def webhook_delete(*, webhook: Webhook) -> None:
+    """Remove a webhook and its delivery log; retries already queued find nothing to send."""
+    webhook.delete()
+
+
+def webhooks_listen(*, audit_set_id: int, event: str) -> bool:
+    """Whether any webhook of the set listens for the event (so its before and after are
+    worth reading)."""
+    return any(event in events for events in _hooks(audit_set_id).values())
+
+
+def webhooks_fire(*, audit_set_id: int, event: str, data: dict) -> None:
+    """Send the event to the set's webhooks that listen for it, once the current transaction
+    commits (at once outside one)."""
+    # Robust: the change is saved by then; a failure to queue is logged, not turned into an
+    # error page for a save that succeeded.
+    transaction.on_commit(lambda: _deliveries_queue(audit_set_id, event, data), robust=True)
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The value of the signature header: HMAC-SHA256 of the exact body, hex."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def webhook_deliver(*, delivery_id: int) -> None:
+    """Make one attempt at a delivery; a failed one queues the next, after a delay that
+    doubles each time, until WEBHOOK_MAX_ATTEMPTS. What the worker's task calls."""
+    with transaction.atomic():
+        delivery = (
+            WebhookDelivery.objects.select_for_update()
+            .select_related("webhook")
+            .filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING)
+            .first()
+        )
+        if delivery is None:  # delivered already, given up, or its webhook removed
+            return
+        delivery.attempts += 1
+        attempt = delivery.attempts
+        delivery.save(update_fields=["attempts"])
+    code, error = _post(delivery.webhook, delivery.event, delivery.body.encode())
+    delivered = code is not None and 200 <= code < 300
+    fields = {
+        "response_code": code,
+        "error": "" if delivered else error or f"The receiver answered {code}.",
+        "last_attempt_at": timezone.now(),
+        "next_attempt_at": None,
+    }
+    if delivered:
+        fields["status"] = WebhookDelivery.Status.DELIVERED
+    elif attempt >= settings.WEBHOOK_MAX_ATTEMPTS:
+        fields["status"] = WebhookDelivery.Status.FAILED
+    else:
+        delay = settings.WEBHOOK_RETRY_SECONDS * 2 ** (attempt - 1)
+        fields["next_attempt_at"] = timezone.now() + timedelta(seconds=delay)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(**fields)
+    if fields["next_attempt_at"] is not None:
+        _enqueue(delivery.pk, run_after=fields["next_attempt_at"])
+
+
+def _hooks(audit_set_id: int) -> dict[int, list[str]]:
+    return dict(Webhook.objects.filter(audit_set_id=audit_set_id).values_list("pk", "events"))
+
+
+def _deliveries_queue(audit_set_id: int, event: str, data: dict) -> None:
+    hooks = [pk for pk, events in _hooks(audit_set_id).items() if event in events]
+    if not hooks:
+        return
+    body = json.dumps(
+        {
+            "event": event,
+            "set": audit_set_id,
+            "timestamp": timezone.now().isoformat(),
+            **data,
+        },
+        sort_keys=True,
+    )
+    for pk in hooks:
+        delivery = WebhookDelivery.objects.create(webhook_id=pk, event=event, body=body)
+        _enqueue(delivery.pk)
+
+
+def _enqueue(delivery_id: int, run_after=None) -> None:
+    from audit.tasks import deliver_webhook
+
+    task = deliver_webhook.using(run_after=run_after) if run_after else deliver_webhook
+    transaction.on_commit(lambda: task.enqueue(delivery_id))
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    # A redirect could lead the signed body to another address: it counts as a failure.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+# No proxies from the environment, no redirects: the body goes to the registered URL only.
+_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects)
+
+
+def _post(webhook: Webhook, event: str, body: bytes) -> tuple[int | None, str]:
+    request = urllib.request.Request(
+        webhook.url,
+        data=body,
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "User-Agent": "Citeaudit-Webhook/1",
+            "X-Citeaudit-Event": event,
+            SIGNATURE_HEADER: signature(webhook.secret, body),
+        },
+    )
+    try:
+        with _opener.open(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
+            response.read(_RESPONSE_BYTES)
+            return response.status, ""
+    except urllib.error.HTTPError as failure:
+        return failure.code, f"The receiver answered {failure.code} {failure.reason}."
+    except (urllib.error.URLError, OSError, ValueError) as failure:
+        reason = getattr(failure, "reason", failure)
+        return None, f"Could not reach it: {reason}"[:500]
