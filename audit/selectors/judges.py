@@ -8,7 +8,14 @@ from decimal import Decimal
 
 from django.db.models import Avg, Count, Q, QuerySet, Sum
 
-from audit.calibration import Calibration, GoldPair, Split, calibrate, claim_has_numbers, splits
+from audit.judge_calibration import (
+    Calibration,
+    GoldPair,
+    Split,
+    calibrate,
+    claim_has_numbers,
+    splits,
+)
 from audit.models import (
     AuditSet,
     Claim,

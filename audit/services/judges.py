@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from audit.calibration import Threshold, meets
+from audit.judge_calibration import Threshold, meets
 from audit.judge_prompt import (
     DEFAULT_TEMPLATE,
     ClaimPrompt,

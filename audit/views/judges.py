@@ -12,8 +12,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from audit import selectors
-from audit.calibration import Calibration, Interval, Threshold, meets
 from audit.forms import JudgeForm, JudgeRunForm, JudgeThresholdForm
+from audit.judge_calibration import Calibration, Interval, Threshold, meets
 from audit.judge_prompt import DEFAULT_TEMPLATE
 from audit.judgments import JUDGMENT_LABELS
 from audit.models import Judge, JudgeRun, JudgeVersion

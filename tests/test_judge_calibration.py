@@ -1,10 +1,10 @@
-"""A judge against gold with bootstrap intervals (audit/calibration.py), no database."""
+"""A judge against gold with bootstrap intervals (audit/judge_calibration.py), no database."""
 
 from __future__ import annotations
 
 import pytest
 
-from audit.calibration import GoldPair, Threshold, bootstrap, calibrate, meets, splits
+from audit.judge_calibration import GoldPair, Threshold, bootstrap, calibrate, meets, splits
 
 
 def _pair(i, gold, judge, system="a", topics=(), trust="", numbers=False):
