@@ -21,10 +21,30 @@ FORMATS = ("native", "alce", "ragas", "expertqa", "citeaudit")
 class AuditSetForm(forms.ModelForm):
     class Meta:
         model = AuditSet
-        fields = ["name", "description", "guidelines"]
+        fields = ["name", "description", "guidelines", "is_training"]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 8}),
+        }
+
+
+class AuditSetEditForm(forms.ModelForm):
+    """A set's name, description, training mode and guidelines, edited in the app; a change
+    of the guidelines needs a change note (services.set_update)."""
+
+    change_note = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Change note",
+        help_text="What changed in the guidelines and why; kept with the new version.",
+    )
+
+    class Meta:
+        model = AuditSet
+        fields = ["name", "description", "guidelines", "is_training"]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 2}),
+            "guidelines": forms.Textarea(attrs={"rows": 14}),
         }
 
 
@@ -158,6 +178,14 @@ class FlagForm(forms.Form):
         max_length=5000,
         widget=forms.Textarea(attrs={"rows": 2}),
         label="What should the guidelines settle?",
+    )
+
+
+class SkipForm(forms.Form):
+    skip_reason = forms.CharField(
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Why skip it for now?",
     )
 
 

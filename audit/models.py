@@ -86,6 +86,14 @@ class AuditSet(models.Model):
     # When the first sheet was submitted, recorded the first time criteria change after it.
     criteria_locked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    is_training = models.BooleanField(
+        "Training set",
+        default=False,
+        help_text=(
+            "Reviewers see gold and the lead’s reason right after submitting each claim. "
+            "For claims a lead has already adjudicated."
+        ),
+    )
 
     class Meta:
         ordering = ["-created_at", "name"]
@@ -543,6 +551,10 @@ class AuditSheet(JudgmentFields):
     client_tab = models.CharField(max_length=40, blank=True, default="")
     client_seq = models.PositiveBigIntegerField(default=0)
     client_version = models.PositiveIntegerField(default=0)
+    # The set's guidelines when the sheet was submitted (audit.services.guidelines).
+    guideline_version = models.ForeignKey(
+        "GuidelineVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -809,3 +821,54 @@ class Job(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
+
+
+# ------------------------------------------------------------------------- calibration
+
+
+class ClaimSkip(models.Model):
+    """A reviewer put a claim back for later and said why: it comes after every claim they
+    have not skipped, and the set's leads read the reason on the progress page."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="skips")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="claim_skips"
+    )
+    reason = models.TextField()
+    skipped_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-skipped_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "reviewer"], name="one_skip_per_reviewer")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} skipped claim {self.claim_id}"
+
+
+class GuidelineVersion(models.Model):
+    """One edit of a set's guidelines, with what changed and why; a sheet records the
+    version current when it was submitted, so agreement can be split by guideline version."""
+
+    audit_set = models.ForeignKey(
+        AuditSet, on_delete=models.CASCADE, related_name="guideline_versions"
+    )
+    number = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    note = models.CharField("Change note", max_length=500, blank=True)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["audit_set", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["audit_set", "number"], name="one_guideline_version_number_per_set"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.audit_set} guidelines v{self.number}"

@@ -6,6 +6,7 @@ from audit.views import (
     adjudication,
     agreement,
     answers,
+    calibration,
     exports,
     jobs,
     progress,
@@ -63,6 +64,10 @@ audit_patterns = [
     path("claims/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("claims/<int:pk>/adjudicate/save/", adjudication.adjudicate_save, name="adjudicate-save"),
     path("claims/<int:pk>/history/", adjudication.claim_history, name="claim-history"),
+    path("claims/<int:pk>/review/skip/", review.review_skip, name="review-skip"),
+    path("feedback/", calibration.my_feedback, name="my-feedback"),
+    path("sets/<int:pk>/edit/", calibration.set_edit, name="set-edit"),
+    path("sets/<int:pk>/guidelines/", calibration.guideline_history, name="guideline-history"),
 ]
 
 urlpatterns = [

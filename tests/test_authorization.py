@@ -76,6 +76,13 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:set-report-claims": {"GET": (LOGIN, 403, 403, 404), "POST": (405, 405, 405, 405)},
     "audit:set-criteria": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 302)},
     "audit:set-compare": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
+    # Skipping: the assigned reviewer only; an empty reason is refused with a message.
+    "audit:review-skip": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 302, 404, 404)},
+    # Everyone signed in has their own feedback page (a lead's lists their own sheets).
+    "audit:my-feedback": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
+    # Editing a set is for leads; its guideline versions are for everyone who reviews in it.
+    "audit:set-edit": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:guideline-history": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
 }

@@ -25,6 +25,16 @@ from audit.selectors.blindness import (
     sets_visible_to,
     visible_sheets,
 )
+from audit.selectors.calibration import (
+    Feedback,
+    FeedbackRow,
+    VersionAgreement,
+    agreement_by_guideline_version,
+    feedback_sheets,
+    guideline_versions,
+    reviewer_feedback,
+    training_gold,
+)
 from audit.selectors.jobs import JobProgress, job_is_stale, job_progress, jobs_for_lead
 from audit.selectors.release import (
     Run,
@@ -69,6 +79,7 @@ from audit.selectors.sets import (
     set_flags,
     set_for_user,
     set_list_rows,
+    set_skips,
     status_counts,
 )
 
@@ -91,6 +102,7 @@ __all__ = [
     "ReviewerProgress",
     "reviewer_progress",
     "set_flags",
+    "set_skips",
     "ClaimStatus",
     "PageByKeysQuerySet",
     "claim_rows",
@@ -127,6 +139,14 @@ __all__ = [
     "answer_names",
     "criteria_changes",
     "criteria_locked_since",
+    "Feedback",
+    "VersionAgreement",
+    "agreement_by_guideline_version",
+    "FeedbackRow",
+    "feedback_sheets",
+    "guideline_versions",
+    "reviewer_feedback",
+    "training_gold",
     "JobProgress",
     "jobs_for_lead",
     "job_is_stale",

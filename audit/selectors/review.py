@@ -26,6 +26,7 @@ from audit.models import (
     AuditSet,
     AuditSheet,
     Claim,
+    ClaimSkip,
     ReviewerTally,
 )
 
@@ -88,8 +89,25 @@ def _first_in_queue(assignments: QuerySet[Assignment]) -> int | None:
 
 
 def next_claim_id(*, reviewer, audit_set: AuditSet, after: Claim | None = None) -> int | None:
-    """The reviewer's next unsubmitted claim after `after` in queue order, wrapping round."""
+    """The reviewer's next unsubmitted claim after `after` in queue order, wrapping round;
+    claims the reviewer skipped come only once no other is left, the longest skipped first."""
     unfinished = _unfinished(reviewer=reviewer, audit_set=audit_set)
+    skipped = ClaimSkip.objects.filter(claim=OuterRef("claim"), reviewer=reviewer)
+    following = _following(unfinished.exclude(Exists(skipped)), after)
+    if following is None:
+        later = unfinished.filter(Exists(skipped))
+        if after is not None:
+            later = later.exclude(claim=after)
+        following = (
+            later.annotate(skipped_at=Subquery(skipped.values("skipped_at")[:1]))
+            .order_by("skipped_at", "claim_id")
+            .values_list("claim_id", flat=True)
+            .first()
+        )
+    return following
+
+
+def _following(unfinished: QuerySet[Assignment], after: Claim | None) -> int | None:
     if after is None:
         return _first_in_queue(unfinished)
     _, top, atomic, order = _queue_key(after)

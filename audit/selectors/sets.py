@@ -32,6 +32,7 @@ from audit.models import (
     AuditSheet,
     Claim,
     ClaimCheck,
+    ClaimSkip,
     GuidelineFlag,
     ReviewStatus,
 )
@@ -331,6 +332,15 @@ def set_flags(*, audit_set: AuditSet, viewer=None) -> QuerySet[GuidelineFlag]:
     if viewer is not None:
         flags = flags.filter(~Q(claim_id__in=blind_claims(user=viewer)) | Q(raised_by=viewer))
     return flags.select_related("raised_by", "claim__answer")
+
+
+def set_skips(*, audit_set: AuditSet, viewer=None) -> QuerySet[ClaimSkip]:
+    """The claims the set's reviewers skipped and why, with the same blindness as
+    set_flags: a reason can say what a reviewer thinks of the claim."""
+    skips = ClaimSkip.objects.filter(claim__answer__audit_set=audit_set)
+    if viewer is not None:
+        skips = skips.filter(~Q(claim_id__in=blind_claims(user=viewer)) | Q(reviewer=viewer))
+    return skips.select_related("reviewer", "claim__answer")
 
 
 class ClaimStatus:

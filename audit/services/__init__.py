@@ -11,10 +11,12 @@ from audit.services.adjudication import (
     adjudication_save,
     adjudication_settings_update,
 )
+from audit.services.calibration import claim_skip
 from audit.services.checks import claim_checks_recompute
 from audit.services.criteria import claims_mark_answering, criteria_update
 from audit.services.derived import claims_changed, set_changed
 from audit.services.disagreements import CompareSummary
+from audit.services.guidelines import guideline_version_current, set_update
 from audit.services.imports import ImportSummary, answer_content_hash, answers_import
 from audit.services.jobs import (
     JobCancelled,
@@ -66,11 +68,13 @@ __all__ = [
     "answer_content_hash",
     "answers_import",
     "claim_checks_recompute",
+    "claim_skip",
     "claim_split",
     "claims_changed",
     "claims_mark_answering",
     "criteria_update",
     "guideline_flag_raise",
+    "guideline_version_current",
     "job_cancel",
     "job_import_create",
     "job_retry",
@@ -79,6 +83,7 @@ __all__ = [
     "review_open",
     "reviewer_replace",
     "set_changed",
+    "set_update",
     "sheet_for",
     "sheet_has_work",
     "sheet_reopen",

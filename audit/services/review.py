@@ -33,6 +33,7 @@ from audit.roles import is_lead
 from audit.selectors import QUEUE_ORDER, reviewer_sheet
 from audit.services.checks import answer_claim_checks
 from audit.services.derived import claims_changed
+from audit.services.guidelines import guideline_version_current
 from audit.services.locks import audit_set_lock, claims_lock
 from audit.services.planner import planner_statistics_refresh
 
@@ -346,6 +347,9 @@ def sheet_submit(
             raise SheetIncomplete(problems)
         sheet.status = AuditSheet.Status.SUBMITTED
         sheet.submitted_at = timezone.now()
+        sheet.guideline_version = guideline_version_current(
+            audit_set=AuditSet.objects.get(answers__claims=sheet.claim_id)
+        )
         sheet._history_user = user
         sheet.save()
         # The last sheet in decides: unanimous gold, or a place in the lead's queue.
@@ -515,6 +519,10 @@ def guideline_flag_raise(*, claim: Claim, user: AbstractBaseUser, comment: str) 
         raise ReviewError("Say what the guidelines should settle.")
     if not is_lead(user) and not Assignment.objects.filter(claim=claim, reviewer=user).exists():
         raise PermissionDenied("This claim is not assigned to you.")
+    # A second click (or a resent form) on the same comment is the same flag, not a new one.
+    same = GuidelineFlag.objects.filter(claim=claim, raised_by=user, comment=comment).first()
+    if same is not None:
+        return same
     return GuidelineFlag.objects.create(
         audit_set_id=claim.answer.audit_set_id, claim=claim, raised_by=user, comment=comment
     )

@@ -195,6 +195,9 @@ def agreement(request: HttpRequest, pk: int) -> HttpResponse:
                 ),
             ],
             "raters": raters,
+            "by_version": selectors.agreement_by_guideline_version(
+                audit_set=audit_set, system=board.system, viewer=request.user
+            ),
         },
     )
 
