@@ -189,6 +189,21 @@ class SkipForm(forms.Form):
     )
 
 
+class ControlSettingsForm(forms.Form):
+    control_rate = forms.IntegerField(
+        min_value=0,
+        max_value=1000,
+        label="One control in N claims",
+        help_text="0: no controls. Controls are mixed into every reviewer’s queue.",
+    )
+    calibration_threshold = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        label="Alert below accuracy",
+        help_text="A share, 0–1: a reviewer measured below it is shown on the progress page.",
+    )
+
+
 class ReviewOpenForm(forms.Form):
     reviewers = forms.ModelMultipleChoiceField(
         queryset=None, widget=forms.CheckboxSelectMultiple, label="Reviewers"

@@ -94,6 +94,12 @@ class AuditSet(models.Model):
             "For claims a lead has already adjudicated."
         ),
     )
+    # One claim in `control_rate` of a reviewer's queue is a control; 0: no controls.
+    control_rate = models.PositiveSmallIntegerField(default=0)
+    # A reviewer whose accuracy against gold falls below this is shown to the leads.
+    calibration_threshold = models.FloatField(
+        default=0.7, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+    )
 
     class Meta:
         ordering = ["-created_at", "name"]
@@ -872,3 +878,66 @@ class GuidelineVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.audit_set} guidelines v{self.number}"
+
+
+class ControlClaim(models.Model):
+    """An adjudicated claim a lead uses as a control: mixed into reviewers' queues to
+    measure them against gold. The sheets reviewers write on it as a control (see
+    ControlAssignment) never count in agreement, tallies, statuses or release figures."""
+
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="control")
+    marked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    marked_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"control: claim {self.claim_id}"
+
+
+class ControlAssignment(models.Model):
+    """A control claim in one reviewer's queue. Not an Assignment on purpose: every derived
+    figure counts a sheet only while its reviewer holds an Assignment for the claim, so a
+    control's sheet is left out of them all without a special case."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="control_assignments")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="control_assignments"
+    )
+    assigned_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["claim", "reviewer"], name="one_control_assignment_per_reviewer"
+            )
+        ]
+        indexes = [
+            # The reviewer's queue: their control claims, claim by claim.
+            models.Index(fields=["reviewer", "claim"], name="control_reviewer_claim_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"control claim {self.claim_id} → {self.reviewer}"
+
+
+class ReviewerPause(models.Model):
+    """A lead paused a reviewer's queue in a set: they open no new claim there, and every
+    sheet they submitted is kept."""
+
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="pauses")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    paused_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    paused_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["audit_set", "reviewer"], name="one_pause_per_reviewer")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} paused in {self.audit_set}"

@@ -68,6 +68,8 @@ audit_patterns = [
     path("feedback/", calibration.my_feedback, name="my-feedback"),
     path("sets/<int:pk>/edit/", calibration.set_edit, name="set-edit"),
     path("sets/<int:pk>/guidelines/", calibration.guideline_history, name="guideline-history"),
+    path("sets/<int:pk>/calibration/", calibration.set_calibration, name="set-calibration"),
+    path("sets/<int:pk>/calibration/pause/", calibration.reviewer_pause, name="reviewer-pause"),
 ]
 
 urlpatterns = [

@@ -83,6 +83,9 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     # Editing a set is for leads; its guideline versions are for everyone who reviews in it.
     "audit:set-edit": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:guideline-history": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
+    # Controls and reviewers against gold: lead-only, like agreement.
+    "audit:set-calibration": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:reviewer-pause": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
 }

@@ -26,13 +26,17 @@ from audit.selectors.blindness import (
     visible_sheets,
 )
 from audit.selectors.calibration import (
+    CalibrationRow,
     Feedback,
     FeedbackRow,
     VersionAgreement,
     agreement_by_guideline_version,
+    control_candidates,
     feedback_sheets,
     guideline_versions,
     reviewer_feedback,
+    set_calibration,
+    set_controls,
     training_gold,
 )
 from audit.selectors.jobs import JobProgress, job_is_stale, job_progress, jobs_for_lead
@@ -55,6 +59,8 @@ from audit.selectors.release import (
 from audit.selectors.review import (
     QueuePlace,
     assigned_claim,
+    is_control_for,
+    is_paused,
     next_claim_id,
     queue_place,
     review_queue,
@@ -112,6 +118,8 @@ __all__ = [
     "QueuePlace",
     "queue_place",
     "assigned_claim",
+    "is_control_for",
+    "is_paused",
     "split_claim_for_reviewer",
     "split_after_judging",
     "reviewer_sheet",
@@ -139,7 +147,11 @@ __all__ = [
     "answer_names",
     "criteria_changes",
     "criteria_locked_since",
+    "CalibrationRow",
     "Feedback",
+    "control_candidates",
+    "set_calibration",
+    "set_controls",
     "VersionAgreement",
     "agreement_by_guideline_version",
     "FeedbackRow",

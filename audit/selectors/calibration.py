@@ -5,25 +5,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 
 from audit import judgments
 from audit.agreement import AgreementSummary, summarize
-from audit.calibration import Judged, VersionedSheet, gold_differences, ratings_by_version
+from audit.calibration import (
+    Chart,
+    GoldPair,
+    Judged,
+    ReviewerCalibration,
+    VersionedSheet,
+    accuracy_chart,
+    gold_differences,
+    ratings_by_version,
+    reviewer_calibration,
+)
 from audit.models import (
     Adjudication,
     Assignment,
     AuditSet,
     AuditSheet,
     Claim,
+    ControlAssignment,
     GuidelineVersion,
+    ReviewerPause,
 )
 from audit.selectors.blindness import blind_claims
-
-
-def counted_out_claims(*, audit_set: AuditSet):
-    """Claims of the set that no agreement or release figure counts (none yet)."""
-    return Claim.objects.none().values("pk")
 
 
 def _judged(record) -> Judged:
@@ -80,6 +87,11 @@ def feedback_sheets(*, reviewer, audit_set: AuditSet | None = None):
         claim__adjudication__isnull=False,
         claim__answer__audit_set__in=AuditSet.objects.filter(reviewers=reviewer),
     ).filter(Q(claim__answer__audit_set__is_training=True) | ~Exists(open_assignment))
+    # A control's feedback would tell it from any other claim at once: controls measure
+    # reviewers (the lead's calibration page), they do not teach them.
+    sheets = sheets.exclude(
+        Exists(ControlAssignment.objects.filter(claim=OuterRef("claim"), reviewer=reviewer))
+    )
     if audit_set is not None:
         sheets = sheets.filter(claim__answer__audit_set=audit_set)
     return sheets
@@ -141,7 +153,6 @@ def agreement_by_guideline_version(
         status=AuditSheet.Status.SUBMITTED,
         claim__assignments__reviewer=F("reviewer"),
     ).exclude(judgment="")
-    sheets = sheets.exclude(claim_id__in=counted_out_claims(audit_set=audit_set))
     if system:
         sheets = sheets.filter(claim__answer__system=system)
     if viewer is not None:
@@ -158,3 +169,84 @@ def agreement_by_guideline_version(
         for number, ratings in sorted(grouped.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
     ]
     return [row for row in rows if row.summary.n_items]
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    reviewer: object
+    calibration: ReviewerCalibration
+    chart: Chart
+    below: bool
+    paused: bool
+
+
+def set_calibration(*, audit_set: AuditSet, viewer=None) -> list[CalibrationRow]:
+    """Each reviewer of the set against gold: on the control claims mixed into their queue,
+    and on every adjudicated claim they judged; less claims the viewer is still blind on."""
+    held = Exists(Assignment.objects.filter(claim=OuterRef("claim"), reviewer=OuterRef("reviewer")))
+    control = Exists(
+        ControlAssignment.objects.filter(claim=OuterRef("claim"), reviewer=OuterRef("reviewer"))
+    )
+    sheets = (
+        AuditSheet.objects.filter(
+            claim__answer__audit_set=audit_set,
+            status=AuditSheet.Status.SUBMITTED,
+            claim__adjudication__isnull=False,
+        )
+        .exclude(judgment="")
+        .annotate(is_control=control)
+        .filter(Q(held) | Q(is_control=True))
+        .select_related("wrong_citation_passage", "claim__adjudication__wrong_citation_passage")
+        .order_by("submitted_at", "pk")
+    )
+    if viewer is not None:
+        sheets = sheets.exclude(claim_id__in=blind_claims(user=viewer))
+    pairs: dict[int, list[GoldPair]] = {}
+    for sheet in sheets:
+        pairs.setdefault(sheet.reviewer_id, []).append(
+            GoldPair(
+                claim=sheet.claim_id,
+                sheet=_judged(sheet),
+                gold=_judged(sheet.claim.adjudication),
+                control=sheet.is_control,
+                day=(sheet.submitted_at or sheet.updated_at).date(),
+            )
+        )
+    paused = set(
+        ReviewerPause.objects.filter(audit_set=audit_set).values_list("reviewer_id", flat=True)
+    )
+    rows = []
+    for reviewer in audit_set.reviewers.order_by("username"):
+        calibration = reviewer_calibration(pairs.get(reviewer.pk, []))
+        rows.append(
+            CalibrationRow(
+                reviewer=reviewer,
+                calibration=calibration,
+                chart=accuracy_chart(calibration.weeks, audit_set.calibration_threshold),
+                below=calibration.below(audit_set.calibration_threshold),
+                paused=reviewer.pk in paused,
+            )
+        )
+    return rows
+
+
+def set_controls(*, audit_set: AuditSet):
+    """The set's control claims, with how many queues they are mixed into."""
+    return (
+        Claim.objects.filter(answer__audit_set=audit_set, control__isnull=False)
+        .annotate(queues=Count("control_assignments", distinct=True))
+        .only("pk", "text", "answer_id")
+        .order_by("pk")
+    )
+
+
+def control_candidates(*, audit_set: AuditSet):
+    """Adjudicated claims of the set that are not controls yet."""
+    return (
+        Claim.objects.filter(
+            answer__audit_set=audit_set, adjudication__isnull=False, control__isnull=True
+        )
+        .select_related("adjudication")
+        .only("pk", "text", "answer_id", "adjudication__judgment")
+        .order_by("pk")
+    )

@@ -33,6 +33,7 @@ from audit.models import (
     Claim,
     ClaimCheck,
     ClaimSkip,
+    ControlAssignment,
     GuidelineFlag,
     ReviewStatus,
 )
@@ -228,11 +229,21 @@ def reviewer_set_rows(*, user) -> QuerySet[AuditSet]:
         claim__answer__audit_set=OuterRef("pk"),
         claim__assignments__reviewer=user,
     )
+    # Control claims count as any claim does here: the reviewer must not tell them apart.
+    controls = ControlAssignment.objects.filter(
+        reviewer=user, claim__answer__audit_set=OuterRef("pk")
+    )
+    controls_done = AuditSheet.objects.filter(
+        reviewer=user,
+        status=AuditSheet.Status.SUBMITTED,
+        claim__answer__audit_set=OuterRef("pk"),
+        claim__control_assignments__reviewer=user,
+    )
     return (
         AuditSet.objects.filter(reviewers=user)
         .annotate(
-            assigned=_count(mine, "reviewer"),
-            done=_count(done, "reviewer"),
+            assigned=_count(mine, "reviewer") + _count(controls, "reviewer"),
+            done=_count(done, "reviewer") + _count(controls_done, "reviewer"),
         )
         .order_by("-review_opened_at", "name")
     )

@@ -11,7 +11,13 @@ from audit.services.adjudication import (
     adjudication_save,
     adjudication_settings_update,
 )
-from audit.services.calibration import claim_skip
+from audit.services.calibration import (
+    claim_skip,
+    control_settings_update,
+    controls_assign,
+    controls_mark,
+    reviewer_pause,
+)
 from audit.services.checks import claim_checks_recompute
 from audit.services.criteria import claims_mark_answering, criteria_update
 from audit.services.derived import claims_changed, set_changed
@@ -27,6 +33,7 @@ from audit.services.jobs import (
     job_run,
 )
 from audit.services.review import (
+    PAUSED,
     AtomicPart,
     EvidenceRef,
     OpenSummary,
@@ -56,6 +63,7 @@ __all__ = [
     "JobCancelled",
     "JobRefused",
     "OpenSummary",
+    "PAUSED",
     "ReplaceSummary",
     "ReviewError",
     "SheetData",
@@ -69,6 +77,10 @@ __all__ = [
     "answers_import",
     "claim_checks_recompute",
     "claim_skip",
+    "control_settings_update",
+    "controls_assign",
+    "controls_mark",
+    "reviewer_pause",
     "claim_split",
     "claims_changed",
     "claims_mark_answering",

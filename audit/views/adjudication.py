@@ -170,6 +170,8 @@ _NOT_A_CHANGE = {
     "client_tab",
     "client_seq",
     "client_version",
+    # Recorded on submit; the adjudication page names it beside the sheet.
+    "guideline_version",
 }
 _KINDS = {"+": "created", "~": "changed", "-": "deleted"}
 

@@ -46,6 +46,9 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 def review_continue(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     audit_set = access.get_set_for_user(request, pk)
     claim_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set)
+    if claim_id is None and selectors.is_paused(reviewer=request.user, audit_set=audit_set):
+        messages.info(request, services.PAUSED)
+        return redirect("audit:home")
     if claim_id is None:
         messages.info(request, f"Nothing left to review in “{audit_set.name}”.")
         return redirect("audit:home")
@@ -544,7 +547,11 @@ def _render_review(
         "siblings": claim.parent.atomic_claims.count() if claim.parent_id else 0,
         # Only a lead's decision freezes a sheet: unanimous gold, which depends on the other
         # sheet, must not change what this page offers.
-        "can_reopen": submitted and not selectors.lead_decided(claim=claim),
+        "can_reopen": submitted
+        and (
+            selectors.is_control_for(claim=claim, reviewer=request.user)
+            or not selectors.lead_decided(claim=claim)
+        ),
         "can_split": (
             audit_set.allow_reviewer_split
             and claim.parent_id is None

@@ -1,19 +1,29 @@
 """Calibrating reviewers in a real browser: skipping a claim, judgment definitions beside
-the choices, a flag raised once, a sticky judgment panel beside a page that scrolls, and
-the feedback page, which says nothing before a claim is adjudicated."""
+the choices, a flag raised once, a sticky judgment panel beside a page that scrolls, the
+feedback page, which says nothing before a claim is adjudicated, a control claim no
+reviewer can tell from any other, and guidelines with versions."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from audit import services
-from audit.models import AuditSheet, Claim, ClaimSkip, GuidelineFlag
+from audit.models import (
+    Assignment,
+    AuditSheet,
+    Claim,
+    ClaimSkip,
+    ControlAssignment,
+    GuidelineFlag,
+    SheetFact,
+)
 from tests.browser.conftest import screenshot, watch_errors
-from tests.factories import submit_sheet
+from tests.factories import UserFactory, submit_sheet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -140,3 +150,85 @@ def test_the_feedback_page_is_blind_until_gold_is_decided(
         "Needs the table in [2]."
     )
     _shoot(lead_page, "calib-progress")
+
+
+def _page_html(page) -> str:
+    """The document as the reviewer's browser holds it, less tokens and the user's name."""
+    html = page.content()
+    html = re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "", html)
+    html = re.sub(r'"x-csrftoken": "[^"]+"', "", html)
+    html = re.sub(r"&quot;x-csrftoken&quot;: &quot;[^&]+&quot;", "", html)
+    html = re.sub(r'name="opened" value="[^"]+"', "", html)
+    html = re.sub(r'nonce="[^"]+"', "", html)
+    return re.sub(r"rev_[rk]", "USER", html)
+
+
+def test_a_reviewer_cannot_tell_a_control_from_a_claim(
+    new_page, live_server, opened, reviewer_a, reviewer_b, lead
+):
+    first = _first()
+    submit_sheet(reviewer_a, first, "not_supported")
+    b = submit_sheet(reviewer_b, first, "unclear")
+    services.adjudication_save(claim=first, lead=lead, version=0, take=b.pk, reason="other")
+    services.controls_mark(audit_set=opened, claim_ids=[first.pk], by=lead)
+    regular = UserFactory(username="rev_r", role="reviewer")
+    checked = UserFactory(username="rev_k", role="reviewer")
+    opened.reviewers.add(regular, checked)
+    Assignment.objects.create(claim=first, reviewer=regular)
+    services.claims_changed(claim_ids=[first.pk], reviewer_ids=[regular.pk])
+    ControlAssignment.objects.create(claim=first, reviewer=checked)
+    before = sorted(SheetFact.objects.values_list("claim_id", "reviewer_id", "judgment"))
+    page_r, page_k = new_page(regular), new_page(checked)
+    errors = watch_errors(page_k)
+
+    for page in (page_r, page_k):
+        page.goto(f"{live_server.url}/")
+        page.click("text=Continue")
+        page.wait_for_load_state("networkidle")
+    assert page_k.url == f"{live_server.url}/claims/{first.pk}/review/"
+    assert _page_html(page_k) == _page_html(page_r)
+
+    page_k.click("label.judgment:has-text('Contradicted')")
+    page_k.click("#submit-sheet")
+    page_k.wait_for_load_state("networkidle")
+
+    expect(page_k.locator(".messages")).to_contain_text("Submitted")
+    assert AuditSheet.objects.get(claim=first, reviewer=checked).status == "submitted"
+    assert sorted(SheetFact.objects.values_list("claim_id", "reviewer_id", "judgment")) == before
+    assert errors == []
+    lead_page = new_page(lead)
+    lead_page.goto(f"{live_server.url}/sets/{opened.pk}/calibration/")
+    expect(lead_page.locator(f"#calibration-{checked.pk} td").nth(1)).to_have_text("1")
+    _shoot(lead_page, "calib-calibration")
+
+
+def test_a_lead_edits_the_guidelines_and_sheets_record_the_version(
+    new_page, live_server, opened, reviewer_a, reviewer_b, lead
+):
+    first = _first()
+    lead_page = new_page(lead)
+    lead_page.goto(f"{live_server.url}/sets/{opened.pk}/guidelines/")
+    lead_page.click("text=Edit the set and its guidelines")
+    lead_page.fill("#id_guidelines", "Judge only the cited passages.\n- *Unclear*: too vague.")
+    lead_page.fill("#id_change_note", "Define unclear.")
+    lead_page.click("#set-edit-form button[type=submit]")
+    expect(lead_page.locator(".messages")).to_contain_text("version 2")
+    _shoot(lead_page, "calib-set-edit")
+
+    reviewer_page = new_page(reviewer_a)
+    reviewer_page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    expect(reviewer_page.locator("label.judgment").nth(6)).to_contain_text("too vague.")
+    reviewer_page.goto(f"{live_server.url}/sets/{opened.pk}/guidelines/")
+    expect(reviewer_page.locator("tr.diff-added .diff-text").first).to_have_text(
+        "Judge only the cited passages."
+    )
+    expect(reviewer_page.locator(".change-note")).to_have_text("Define unclear.")
+    _shoot(reviewer_page, "calib-guidelines")
+
+    submit_sheet(reviewer_a, first, "not_supported")
+    submit_sheet(reviewer_b, first, "unclear")
+    lead_page.goto(f"{live_server.url}/claims/{first.pk}/adjudicate/")
+    expect(lead_page.locator("dd.sheet-guidelines")).to_have_text(["version 2", "version 2"])
+    lead_page.goto(f"{live_server.url}/sets/{opened.pk}/agreement/")
+    expect(lead_page.locator("#by-version tbody tr")).to_have_count(1)
+    expect(lead_page.locator("#by-version tbody td").first).to_have_text("version 2")
