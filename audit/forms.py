@@ -204,6 +204,15 @@ class ControlSettingsForm(forms.Form):
     )
 
 
+class CommentForm(forms.Form):
+    body = forms.CharField(
+        max_length=10_000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Comment",
+        help_text="Markdown; @name mentions a reviewer or lead of this claim.",
+    )
+
+
 class ReviewOpenForm(forms.Form):
     reviewers = forms.ModelMultipleChoiceField(
         queryset=None, widget=forms.CheckboxSelectMultiple, label="Reviewers"

@@ -499,6 +499,17 @@ class GuidelineFlag(models.Model):
     )
     comment = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
+    # Settled by a lead: the guidelines now say it, or it needs no rule.
+    status = models.CharField(
+        max_length=10,
+        choices=[("open", "Open"), ("resolved", "Resolved"), ("dismissed", "Dismissed")],
+        default="open",
+        db_default="open",
+    )
+    settled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    settled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -941,3 +952,26 @@ class ReviewerPause(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reviewer} paused in {self.audit_set}"
+
+
+class ClaimComment(models.Model):
+    """One message of a claim's discussion between a lead and the claim's reviewers
+    (Markdown, rendered sanitised). A reviewer reads the thread only once their own sheet
+    is submitted, so no comment carries one reviewer's judgment to another."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    body = models.TextField()
+    # The guideline flag this thread was opened from, if any.
+    from_flag = models.ForeignKey(
+        GuidelineFlag, null=True, blank=True, on_delete=models.SET_NULL, related_name="comments"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.author} on claim {self.claim_id}"

@@ -70,6 +70,8 @@ audit_patterns = [
     path("sets/<int:pk>/guidelines/", calibration.guideline_history, name="guideline-history"),
     path("sets/<int:pk>/calibration/", calibration.set_calibration, name="set-calibration"),
     path("sets/<int:pk>/calibration/pause/", calibration.reviewer_pause, name="reviewer-pause"),
+    path("claims/<int:pk>/comments/", calibration.comment_create, name="comment-create"),
+    path("sets/<int:pk>/flags/", calibration.flag_settle, name="flag-settle"),
 ]
 
 urlpatterns = [

@@ -86,6 +86,10 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     # Controls and reviewers against gold: lead-only, like agreement.
     "audit:set-calibration": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:reviewer-pause": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
+    # A claim's discussion: its reviewer (refused with a message until their sheet is in:
+    # a redirect) and leads; anyone else gets a 404. Flags are settled by leads.
+    "audit:comment-create": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 302, 404, 302)},
+    "audit:flag-settle": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
 }

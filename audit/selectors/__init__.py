@@ -39,6 +39,7 @@ from audit.selectors.calibration import (
     set_controls,
     training_gold,
 )
+from audit.selectors.discussion import Thread, claim_thread, may_discuss
 from audit.selectors.jobs import JobProgress, job_is_stale, job_progress, jobs_for_lead
 from audit.selectors.release import (
     Run,
@@ -159,6 +160,9 @@ __all__ = [
     "guideline_versions",
     "reviewer_feedback",
     "training_gold",
+    "Thread",
+    "claim_thread",
+    "may_discuss",
     "JobProgress",
     "jobs_for_lead",
     "job_is_stale",

@@ -22,6 +22,7 @@ from audit.services.checks import claim_checks_recompute
 from audit.services.criteria import claims_mark_answering, criteria_update
 from audit.services.derived import claims_changed, set_changed
 from audit.services.disagreements import CompareSummary
+from audit.services.discussion import comment_post, flag_discuss, flag_settle
 from audit.services.guidelines import guideline_version_current, set_update
 from audit.services.imports import ImportSummary, answer_content_hash, answers_import
 from audit.services.jobs import (
@@ -84,7 +85,10 @@ __all__ = [
     "claim_split",
     "claims_changed",
     "claims_mark_answering",
+    "comment_post",
     "criteria_update",
+    "flag_discuss",
+    "flag_settle",
     "guideline_flag_raise",
     "guideline_version_current",
     "job_cancel",

@@ -21,7 +21,7 @@ from audit.filters import AdjudicationQueueFilter
 from audit.forms import AdjudicationForm, AdjudicationSettingsForm
 from audit.models import Adjudication, AuditSheet, Claim, Passage, Severity
 from audit.tables import AdjudicationQueueTable, sheet_letter
-from audit.views import access, display
+from audit.views import access, calibration, display
 from audit.views.access import HtmxHttpRequest
 
 PER_PAGE = 50
@@ -533,5 +533,6 @@ def _render_adjudication(
         "can_save": bool(sheets) and (claim.severity is not None or gold is not None),
         "problems": problems,
         "stale": stale,
+        **calibration.thread_context(request, claim),
     }
     return render(request, "audit/adjudicate.html", ctx, status=status)

@@ -6,14 +6,18 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from audit import selectors, services
 from audit.calibration import MIN_SHEETS, guideline_diff
-from audit.forms import AuditSetEditForm, ControlSettingsForm
-from audit.views import access
+from audit.forms import AuditSetEditForm, CommentForm, ControlSettingsForm
+from audit.models import Claim
+from audit.roles import is_lead
+from audit.views import access, display
 from audit.views.access import HtmxHttpRequest
 
 
@@ -154,3 +158,82 @@ def reviewer_pause(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "audit:set-progress" if request.POST.get("next") == "progress" else "audit:set-calibration"
     )
     return redirect(back, audit_set.pk)
+
+
+def thread_context(request: HtmxHttpRequest, claim: Claim) -> dict:
+    """The claim's discussion as a page shows it; empty for someone who may not read it."""
+    if not selectors.may_discuss(user=request.user, claim=claim):
+        return {"discussion": None}
+    anonymous = claim.answer.audit_set.anonymous_adjudication and is_lead(request.user)
+    thread = selectors.claim_thread(claim=claim, anonymous=anonymous)
+    return {
+        "discussion": {
+            "claim": claim,
+            "comments": [
+                {
+                    "author": name,
+                    "at": comment.created_at,
+                    "html": display.comment_html(comment.body, thread.mentionable),
+                }
+                for comment, name in thread.comments
+            ],
+        }
+    }
+
+
+def _claim_for_discussion(request: HtmxHttpRequest, pk: int) -> Claim:
+    # A lead reaches any claim; a reviewer only one in their own queue.
+    if is_lead(request.user):
+        return access.get_claim_for_lead(request, pk)
+    return access.get_claim_for_reviewer(request, pk)
+
+
+@login_required
+@require_POST
+def comment_create(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    claim = _claim_for_discussion(request, pk)
+    form = CommentForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Write a comment first.")
+    else:
+        try:
+            services.comment_post(claim=claim, user=request.user, body=form.cleaned_data["body"])
+        except (services.ReviewError, PermissionDenied) as error:
+            # The claim is theirs: saying why is no hint about anything they may not see.
+            messages.error(request, str(error))
+        else:
+            messages.success(request, "Comment added.")
+    back = "audit:adjudicate" if is_lead(request.user) else "audit:review-claim"
+    if is_lead(request.user) and selectors.assigned_claim(user=request.user, pk=claim.pk):
+        back = "audit:review-claim"
+    return redirect(reverse(back, args=[claim.pk]) + "#discussion")
+
+
+@login_required
+@require_POST
+def flag_settle(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """A lead resolves, dismisses or reopens a guideline flag, or opens it as a thread."""
+    audit_set = access.get_set_for_lead(request, pk)
+    flag = (
+        selectors.set_flags(audit_set=audit_set, viewer=request.user)
+        .filter(pk=request.POST.get("flag") or 0)
+        .first()
+    )
+    if flag is None:
+        messages.error(request, "No such flag in this set.")
+        return redirect("audit:set-progress", audit_set.pk)
+    action = request.POST.get("action", "")
+    try:
+        if action == "discuss":
+            services.flag_discuss(flag=flag, by=request.user)
+            return redirect(reverse("audit:adjudicate", args=[flag.claim_id]) + "#discussion")
+        services.flag_settle(
+            flag=flag,
+            by=request.user,
+            status={"resolve": "resolved", "dismiss": "dismissed"}.get(
+                action, "open" if action == "reopen" else action
+            ),
+        )
+    except services.ReviewError as error:
+        messages.error(request, str(error))
+    return redirect(reverse("audit:set-progress", args=[audit_set.pk]) + "#flags")

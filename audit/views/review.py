@@ -20,7 +20,7 @@ from audit import judgments, matching, selectors, services
 from audit.forms import ClaimSplitForm, FlagForm, SheetForm, SkipForm
 from audit.models import AuditSheet, Claim, ClaimSkip, GuidelineFlag
 from audit.roles import is_lead
-from audit.views import access, display
+from audit.views import access, calibration, display
 from audit.views.access import HtmxHttpRequest
 
 TAB_ID = re.compile(r"[A-Za-z0-9-]{8,40}")
@@ -566,5 +566,6 @@ def _render_review(
         "flag_form": FlagForm(),
         "skip": ClaimSkip.objects.filter(claim=claim, reviewer=request.user).first(),
         "training_gold": selectors.training_gold(claim=claim, sheet=sheet),
+        **calibration.thread_context(request, claim),
     }
     return render(request, "audit/review.html", ctx, status=status)

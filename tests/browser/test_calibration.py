@@ -232,3 +232,30 @@ def test_a_lead_edits_the_guidelines_and_sheets_record_the_version(
     lead_page.goto(f"{live_server.url}/sets/{opened.pk}/agreement/")
     expect(lead_page.locator("#by-version tbody tr")).to_have_count(1)
     expect(lead_page.locator("#by-version tbody td").first).to_have_text("version 2")
+
+
+def test_a_comment_reaches_a_reviewer_only_after_their_own_submit(
+    new_page, live_server, opened, reviewer_a, reviewer_b
+):
+    first = _first()
+    secret = "B-COMMENT-8812: the passage says twenty days"
+    submit_sheet(reviewer_b, first, "contradicted")
+    page_b = new_page(reviewer_b)
+    page_b.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    page_b.fill("#id_comment_body", f"**Note**: {secret} @rev_a")
+    page_b.click("text=Add comment")
+    expect(page_b.locator(".comment-body")).to_contain_text(secret)
+    expect(page_b.locator(".comment-body .mention")).to_have_text("@rev_a")
+
+    page_a = new_page(reviewer_a)
+    bodies = _watch_bodies(page_a)
+    page_a.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    expect(page_a.locator("#discussion")).to_have_count(0)
+    page_a.click("label.judgment:has-text('Not supported')")
+    page_a.click("#submit-sheet")
+    page_a.wait_for_load_state("networkidle")
+    assert not any(secret in body for body in bodies)
+
+    page_a.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    expect(page_a.locator(".comment-body")).to_contain_text(secret)
+    _shoot(page_a, "calib-discussion")
