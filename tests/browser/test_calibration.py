@@ -230,6 +230,7 @@ def test_a_lead_edits_the_guidelines_and_sheets_record_the_version(
     lead_page.goto(f"{live_server.url}/claims/{first.pk}/adjudicate/")
     expect(lead_page.locator("dd.sheet-guidelines")).to_have_text(["version 2", "version 2"])
     lead_page.goto(f"{live_server.url}/sets/{opened.pk}/agreement/")
+    lead_page.click("#split-by-version")
     expect(lead_page.locator("#by-version tbody tr")).to_have_count(1)
     expect(lead_page.locator("#by-version tbody td").first).to_have_text("version 2")
 

@@ -174,3 +174,21 @@ def test_agreement_is_split_by_guideline_version(opened, lead, reviewer_a, revie
         (1, 2, 0.5),
         (2, 2, 1.0),
     ]
+
+
+def test_the_agreement_page_splits_by_version_only_when_asked(
+    client_for, opened, lead, reviewer_a, reviewer_b
+):
+    (first,) = _claims(1)
+    submit_sheet(reviewer_a, first, "not_supported")
+    submit_sheet(reviewer_b, first, "not_supported")
+    url = reverse("audit:agreement", args=[opened.pk])
+    client = client_for(lead)
+
+    plain = client.get(url).content.decode()
+    split = client.get(url + "?by=version").content.decode()
+
+    rows = re.findall(r'<td><a href="[^"]*\?version=(\d+)">version \d+</a></td>', split)
+    assert 'id="split-by-version"' in plain
+    assert "?version=1" not in plain
+    assert rows == ["1"]
