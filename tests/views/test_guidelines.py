@@ -192,3 +192,23 @@ def test_the_agreement_page_splits_by_version_only_when_asked(
     assert 'id="split-by-version"' in plain
     assert "?version=1" not in plain
     assert rows == ["1"]
+
+
+def test_the_migration_gives_existing_sets_version_1_and_their_sheets_record_it(opened, reviewer_a):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("audit.migrations.0020_calibration")
+    (first,) = _claims(1)
+    sheet = submit_sheet(reviewer_a, first, "unclear")
+    # As before the migration: no version, and a sheet that records none.
+    AuditSheet.objects.update(guideline_version=None)
+    GuidelineVersion.objects.all().delete()
+
+    migration.first_versions(apps, None)
+
+    version = GuidelineVersion.objects.get(audit_set=opened)
+    sheet.refresh_from_db()
+    assert (version.number, version.text) == (1, opened.guidelines)
+    assert sheet.guideline_version == version
