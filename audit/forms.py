@@ -22,10 +22,30 @@ FORMATS = ("native", "alce", "ragas", "expertqa", "citeaudit")
 class AuditSetForm(forms.ModelForm):
     class Meta:
         model = AuditSet
-        fields = ["name", "description", "guidelines"]
+        fields = ["name", "description", "guidelines", "is_training"]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 8}),
+        }
+
+
+class AuditSetEditForm(forms.ModelForm):
+    """A set's name, description, training mode and guidelines, edited in the app; a change
+    of the guidelines needs a change note (services.set_update)."""
+
+    change_note = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Change note",
+        help_text="What changed in the guidelines and why; kept with the new version.",
+    )
+
+    class Meta:
+        model = AuditSet
+        fields = ["name", "description", "guidelines", "is_training"]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 2}),
+            "guidelines": forms.Textarea(attrs={"rows": 14}),
         }
 
 
@@ -159,6 +179,38 @@ class FlagForm(forms.Form):
         max_length=5000,
         widget=forms.Textarea(attrs={"rows": 2}),
         label="What should the guidelines settle?",
+    )
+
+
+class SkipForm(forms.Form):
+    skip_reason = forms.CharField(
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Why skip it for now?",
+    )
+
+
+class ControlSettingsForm(forms.Form):
+    control_rate = forms.IntegerField(
+        min_value=0,
+        max_value=1000,
+        label="One control in N claims",
+        help_text="0: no controls. Controls are mixed into every reviewer’s queue.",
+    )
+    calibration_threshold = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        label="Alert below accuracy",
+        help_text="A share, 0–1: a reviewer measured below it is shown on the progress page.",
+    )
+
+
+class CommentForm(forms.Form):
+    body = forms.CharField(
+        max_length=10_000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Comment",
+        help_text="Markdown; @name mentions a reviewer or lead of this claim.",
     )
 
 

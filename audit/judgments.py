@@ -32,6 +32,39 @@ JUDGMENTS: tuple[tuple[str, str], ...] = (
 JUDGMENT_CODES: frozenset[str] = frozenset(code for code, _ in JUDGMENTS)
 JUDGMENT_LABELS: dict[str, str] = dict(JUDGMENTS)
 
+# One line per judgment, shown next to its radio button; a set's guidelines override any of
+# them with a list item "- *Label*: definition" (see judgment_definitions).
+DEFINITIONS: dict[str, str] = {
+    SUPPORTED: "Every part of the claim is stated in the cited passages.",
+    PARTIAL: "Some part is stated, some is missing; list what is missing.",
+    NOT_SUPPORTED: "The cited passages do not state it, and say nothing against it.",
+    CONTRADICTED: "A cited passage says otherwise (a different figure counts).",
+    WRONG_CITATION: "Not supported by its citations, but another retrieved passage supports it.",
+    INACCESSIBLE: "The cited passage is missing, empty or unreadable.",
+    UNCLEAR: "The claim is too vague to check against any passage.",
+}
+
+_DEFINITION_LINE = re.compile(
+    r"^\s*[-*+]\s+(?:\*\*|\*|__|_)?(?P<label>[^*_:—–]+?)(?:\*\*|\*|__|_)?\s*[:—–]\s*(?P<text>\S.*)$"
+)
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)")
+
+
+def judgment_definitions(guidelines: str) -> dict[str, str]:
+    """Each judgment's one-line definition: the guidelines' list item that starts with the
+    judgment's label ("- *Supported*: every part ..."), else the default. Plain text: the
+    Markdown emphasis is dropped, and the page escapes it like any other text."""
+    by_label = {label.casefold(): code for code, label in JUDGMENTS}
+    found = dict(DEFINITIONS)
+    for line in guidelines.splitlines():
+        match = _DEFINITION_LINE.match(line)
+        if match is None:
+            continue
+        code = by_label.get(match["label"].strip().casefold())
+        if code is not None:
+            found[code] = _EMPHASIS.sub("", match["text"]).strip()
+    return found
+
 
 def derived_verdict(atomic: Sequence[str | None]) -> str | None:
     """The verdict of a claim split into atomic claims, from its atomic claims' verdicts.

@@ -86,6 +86,20 @@ class AuditSet(models.Model):
     # When the first sheet was submitted, recorded the first time criteria change after it.
     criteria_locked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    is_training = models.BooleanField(
+        "Training set",
+        default=False,
+        help_text=(
+            "Reviewers see gold and the lead’s reason right after submitting each claim. "
+            "For claims a lead has already adjudicated."
+        ),
+    )
+    # One claim in `control_rate` of a reviewer's queue is a control; 0: no controls.
+    control_rate = models.PositiveSmallIntegerField(default=0)
+    # A reviewer whose accuracy against gold falls below this is shown to the leads.
+    calibration_threshold = models.FloatField(
+        default=0.7, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+    )
 
     class Meta:
         ordering = ["-created_at", "name"]
@@ -485,6 +499,17 @@ class GuidelineFlag(models.Model):
     )
     comment = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
+    # Settled by a lead: the guidelines now say it, or it needs no rule.
+    status = models.CharField(
+        max_length=10,
+        choices=[("open", "Open"), ("resolved", "Resolved"), ("dismissed", "Dismissed")],
+        default="open",
+        db_default="open",
+    )
+    settled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    settled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -543,6 +568,10 @@ class AuditSheet(JudgmentFields):
     client_tab = models.CharField(max_length=40, blank=True, default="")
     client_seq = models.PositiveBigIntegerField(default=0)
     client_version = models.PositiveIntegerField(default=0)
+    # The set's guidelines when the sheet was submitted (audit.services.guidelines).
+    guideline_version = models.ForeignKey(
+        "GuidelineVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -1062,3 +1091,140 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} → {self.webhook.url} ({self.status})"
+
+
+# ------------------------------------------------------------------------- calibration
+
+
+class ClaimSkip(models.Model):
+    """A reviewer put a claim back for later and said why: it comes after every claim they
+    have not skipped, and the set's leads read the reason on the progress page."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="skips")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="claim_skips"
+    )
+    reason = models.TextField()
+    skipped_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-skipped_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "reviewer"], name="one_skip_per_reviewer")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} skipped claim {self.claim_id}"
+
+
+class GuidelineVersion(models.Model):
+    """One edit of a set's guidelines, with what changed and why; a sheet records the
+    version current when it was submitted, so agreement can be split by guideline version."""
+
+    audit_set = models.ForeignKey(
+        AuditSet, on_delete=models.CASCADE, related_name="guideline_versions"
+    )
+    number = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    note = models.CharField("Change note", max_length=500, blank=True)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["audit_set", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["audit_set", "number"], name="one_guideline_version_number_per_set"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.audit_set} guidelines v{self.number}"
+
+
+class ControlClaim(models.Model):
+    """An adjudicated claim a lead uses as a control: mixed into reviewers' queues to
+    measure them against gold. The sheets reviewers write on it as a control (see
+    ControlAssignment) never count in agreement, tallies, statuses or release figures."""
+
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="control")
+    marked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    marked_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"control: claim {self.claim_id}"
+
+
+class ControlAssignment(models.Model):
+    """A control claim in one reviewer's queue. Not an Assignment on purpose: every derived
+    figure counts a sheet only while its reviewer holds an Assignment for the claim, so a
+    control's sheet is left out of them all without a special case."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="control_assignments")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="control_assignments"
+    )
+    assigned_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["claim", "reviewer"], name="one_control_assignment_per_reviewer"
+            )
+        ]
+        indexes = [
+            # The reviewer's queue: their control claims, claim by claim.
+            models.Index(fields=["reviewer", "claim"], name="control_reviewer_claim_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"control claim {self.claim_id} → {self.reviewer}"
+
+
+class ReviewerPause(models.Model):
+    """A lead paused a reviewer's queue in a set: they open no new claim there, and every
+    sheet they submitted is kept."""
+
+    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="pauses")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    paused_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    paused_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["audit_set", "reviewer"], name="one_pause_per_reviewer")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} paused in {self.audit_set}"
+
+
+class ClaimComment(models.Model):
+    """One message of a claim's discussion between a lead and the claim's reviewers
+    (Markdown, rendered sanitised). A reviewer reads the thread only once their own sheet
+    is submitted, so no comment carries one reviewer's judgment to another."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    body = models.TextField()
+    # The guideline flag this thread was opened from, if any.
+    from_flag = models.ForeignKey(
+        GuidelineFlag, null=True, blank=True, on_delete=models.SET_NULL, related_name="comments"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.author} on claim {self.claim_id}"

@@ -6,6 +6,7 @@ from audit.views import (
     adjudication,
     agreement,
     answers,
+    calibration,
     exports,
     jobs,
     judges,
@@ -77,6 +78,14 @@ audit_patterns = [
     path("sets/<int:pk>/rematch/", adjudication.set_rematch, name="set-rematch"),
     path("sets/<int:pk>/webhooks/", webhooks.set_webhooks, name="set-webhooks"),
     path("webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook-delete"),
+    path("claims/<int:pk>/review/skip/", review.review_skip, name="review-skip"),
+    path("feedback/", calibration.my_feedback, name="my-feedback"),
+    path("sets/<int:pk>/edit/", calibration.set_edit, name="set-edit"),
+    path("sets/<int:pk>/guidelines/", calibration.guideline_history, name="guideline-history"),
+    path("sets/<int:pk>/calibration/", calibration.set_calibration, name="set-calibration"),
+    path("sets/<int:pk>/calibration/pause/", calibration.reviewer_pause, name="reviewer-pause"),
+    path("claims/<int:pk>/comments/", calibration.comment_create, name="comment-create"),
+    path("sets/<int:pk>/flags/", calibration.flag_settle, name="flag-settle"),
 ]
 
 urlpatterns = [

@@ -94,6 +94,20 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     # Webhooks: a set's leads register and remove them.
     "audit:set-webhooks": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:webhook-delete": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
+    # Skipping: the assigned reviewer only; an empty reason is refused with a message.
+    "audit:review-skip": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 302, 404, 404)},
+    # Everyone signed in has their own feedback page (a lead's lists their own sheets).
+    "audit:my-feedback": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
+    # Editing a set is for leads; its guideline versions are for everyone who reviews in it.
+    "audit:set-edit": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:guideline-history": {"GET": (LOGIN, 200, 200, 200), "POST": (405, 405, 405, 405)},
+    # Controls and reviewers against gold: lead-only, like agreement.
+    "audit:set-calibration": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:reviewer-pause": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
+    # A claim's discussion: its reviewer (refused with a message until their sheet is in:
+    # a redirect) and leads; anyone else gets a 404. Flags are settled by leads.
+    "audit:comment-create": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 302, 404, 302)},
+    "audit:flag-settle": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
 }

@@ -44,7 +44,7 @@ def adjudication_sheets(*, claim: Claim) -> list[AuditSheet]:
             status=AuditSheet.Status.SUBMITTED,
             claim__assignments__reviewer=F("reviewer"),
         )
-        .select_related("reviewer", "wrong_citation_passage")
+        .select_related("reviewer", "wrong_citation_passage", "guideline_version")
         .order_by("pk")
     )
 

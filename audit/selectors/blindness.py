@@ -14,6 +14,7 @@ from audit.models import (
     AuditSet,
     AuditSheet,
     Claim,
+    ControlAssignment,
 )
 from audit.roles import is_lead
 
@@ -34,8 +35,14 @@ def blind_claims(*, user) -> QuerySet:
     own_submitted = AuditSheet.objects.filter(
         claim=OuterRef("claim"), reviewer=user, status=AuditSheet.Status.SUBMITTED
     )
+    # A control claim stays blind to the reviewer it was mixed in for, submitted or not:
+    # seeing its gold or status at once would tell a control from any other claim.
+    controls = ControlAssignment.objects.filter(reviewer=user).values("claim_id")
     return (
-        Assignment.objects.filter(reviewer=user).exclude(Exists(own_submitted)).values("claim_id")
+        Assignment.objects.filter(reviewer=user)
+        .exclude(Exists(own_submitted))
+        .values("claim_id")
+        .union(controls)
     )
 
 

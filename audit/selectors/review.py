@@ -26,6 +26,9 @@ from audit.models import (
     AuditSet,
     AuditSheet,
     Claim,
+    ClaimSkip,
+    ControlAssignment,
+    ReviewerPause,
     ReviewerTally,
 )
 
@@ -56,15 +59,21 @@ def review_queue(*, reviewer, audit_set: AuditSet) -> QuerySet[Assignment]:
     )
 
 
-def _unfinished(*, reviewer, audit_set: AuditSet) -> QuerySet[Assignment]:
+def _unfinished(*, reviewer, audit_set: AuditSet, model=Assignment) -> QuerySet:
+    """The reviewer's claims in the set without a submitted sheet: their assignments, or
+    (model=ControlAssignment) the control claims mixed into their queue."""
     submitted = AuditSheet.objects.filter(
         claim=OuterRef("claim"), reviewer=reviewer, status=AuditSheet.Status.SUBMITTED
     )
-    return Assignment.objects.filter(
+    return model.objects.filter(
         reviewer=reviewer,
         claim__answer__audit_set=audit_set,
         claim__answer__audit_set__reviewers=reviewer,
     ).exclude(Exists(submitted))
+
+
+def is_paused(*, reviewer, audit_set: AuditSet) -> bool:
+    return ReviewerPause.objects.filter(audit_set=audit_set, reviewer=reviewer).exists()
 
 
 def _queue_key(claim: Claim) -> tuple[int, int, int, int]:
@@ -88,8 +97,51 @@ def _first_in_queue(assignments: QuerySet[Assignment]) -> int | None:
 
 
 def next_claim_id(*, reviewer, audit_set: AuditSet, after: Claim | None = None) -> int | None:
-    """The reviewer's next unsubmitted claim after `after` in queue order, wrapping round."""
-    unfinished = _unfinished(reviewer=reviewer, audit_set=audit_set)
+    """The reviewer's next unsubmitted claim after `after` in queue order, wrapping round;
+    claims the reviewer skipped come only once no other is left, the longest skipped first.
+    Control claims take their place in the same order as any other claim. None while a
+    lead has paused the reviewer's queue."""
+    if is_paused(reviewer=reviewer, audit_set=audit_set):
+        return None
+    skipped = ClaimSkip.objects.filter(claim=OuterRef("claim"), reviewer=reviewer)
+    queues = [
+        _unfinished(reviewer=reviewer, audit_set=audit_set, model=model)
+        for model in (Assignment, ControlAssignment)
+    ]
+    following = _earliest([_following(q.exclude(Exists(skipped)), after) for q in queues], after)
+    if following is not None:
+        return following
+    later = []
+    for queue in queues:
+        queue = queue.filter(Exists(skipped))
+        if after is not None:
+            queue = queue.exclude(claim=after)
+        first = (
+            queue.annotate(skipped_at=Subquery(skipped.values("skipped_at")[:1]))
+            .order_by("skipped_at", "claim_id")
+            .values_list("skipped_at", "claim_id")
+            .first()
+        )
+        if first is not None:
+            later.append(first)
+    return min(later)[1] if later else None
+
+
+def _earliest(claim_ids: list[int | None], after: Claim | None) -> int | None:
+    """Of the next claims of several queues, the one that comes first after `after`."""
+    found = [pk for pk in claim_ids if pk is not None]
+    if len(found) < 2:
+        return found[0] if found else None
+    keys = {claim.pk: _queue_key(claim) for claim in Claim.objects.filter(pk__in=found)}
+    ranked = sorted(found, key=lambda pk: keys[pk])
+    if after is not None:
+        ahead = [pk for pk in ranked if keys[pk] > _queue_key(after)]
+        if ahead:
+            return ahead[0]
+    return ranked[0]
+
+
+def _following(unfinished: QuerySet[Assignment], after: Claim | None) -> int | None:
     if after is None:
         return _first_in_queue(unfinished)
     _, top, atomic, order = _queue_key(after)
@@ -132,32 +184,51 @@ def queue_place(*, reviewer, audit_set: AuditSet, claim: Claim) -> QueuePlace:
         | Q(k_top=top, k_atomic__lt=atomic)
         | Q(k_top=top, k_atomic=atomic, k_order__lte=order)
     )
-    here = _keyed(Assignment.objects.filter(reviewer=reviewer, claim__answer_id=claim.answer_id))
-    counts = here.order_by().aggregate(in_answer=Count("pk"), position=Count("pk", filter=up_to))
+    counts = {"in_answer": 0, "position": 0}
+    for model in (Assignment, ControlAssignment):
+        here = _keyed(model.objects.filter(reviewer=reviewer, claim__answer_id=claim.answer_id))
+        found = here.order_by().aggregate(in_answer=Count("pk"), position=Count("pk", filter=up_to))
+        counts = {name: counts[name] + found[name] for name in counts}
     tally = (
         ReviewerTally.objects.filter(audit_set=audit_set, reviewer=reviewer)
         .values_list("assigned", "submitted")
         .first()
     ) or (0, 0)
+    # Controls are in the reviewer's numbers as any claim is (the tally leaves them out).
+    controls = ControlAssignment.objects.filter(
+        reviewer=reviewer, claim__answer__audit_set=audit_set
+    )
+    controls_done = AuditSheet.objects.filter(
+        reviewer=reviewer,
+        status=AuditSheet.Status.SUBMITTED,
+        claim__in=controls.values("claim"),
+    ).count()
     return QueuePlace(
         position=counts["position"],
         in_answer=counts["in_answer"],
-        assigned=tally[0],
-        done=tally[1],
+        assigned=tally[0] + controls.count(),
+        done=tally[1] + controls_done,
     )
 
 
 def assigned_claim(*, user, pk: int) -> Claim | None:
-    """The claim if it is assigned to the user in a set they still review, else None."""
+    """The claim if it is assigned to the user (or in their queue as a control) in a set
+    they still review, else None."""
     return (
         Claim.objects.select_related("answer__question", "answer__audit_set", "parent")
         .filter(
+            Exists(Assignment.objects.filter(claim=OuterRef("pk"), reviewer=user))
+            | Exists(ControlAssignment.objects.filter(claim=OuterRef("pk"), reviewer=user)),
             pk=pk,
-            assignments__reviewer=user,
             answer__audit_set__in=AuditSet.objects.filter(reviewers=user),
         )
         .first()
     )
+
+
+def is_control_for(*, claim: Claim, reviewer) -> bool:
+    """Whether the claim is in the reviewer's queue as a control (never shown to them)."""
+    return ControlAssignment.objects.filter(claim=claim, reviewer=reviewer).exists()
 
 
 def split_claim_for_reviewer(*, user, pk: int) -> Claim | None:

@@ -32,6 +32,8 @@ from audit.models import (
     AuditSheet,
     Claim,
     ClaimCheck,
+    ClaimSkip,
+    ControlAssignment,
     GuidelineFlag,
     ReviewStatus,
 )
@@ -227,11 +229,21 @@ def reviewer_set_rows(*, user) -> QuerySet[AuditSet]:
         claim__answer__audit_set=OuterRef("pk"),
         claim__assignments__reviewer=user,
     )
+    # Control claims count as any claim does here: the reviewer must not tell them apart.
+    controls = ControlAssignment.objects.filter(
+        reviewer=user, claim__answer__audit_set=OuterRef("pk")
+    )
+    controls_done = AuditSheet.objects.filter(
+        reviewer=user,
+        status=AuditSheet.Status.SUBMITTED,
+        claim__answer__audit_set=OuterRef("pk"),
+        claim__control_assignments__reviewer=user,
+    )
     return (
         AuditSet.objects.filter(reviewers=user)
         .annotate(
-            assigned=_count(mine, "reviewer"),
-            done=_count(done, "reviewer"),
+            assigned=_count(mine, "reviewer") + _count(controls, "reviewer"),
+            done=_count(done, "reviewer") + _count(controls_done, "reviewer"),
         )
         .order_by("-review_opened_at", "name")
     )
@@ -331,6 +343,15 @@ def set_flags(*, audit_set: AuditSet, viewer=None) -> QuerySet[GuidelineFlag]:
     if viewer is not None:
         flags = flags.filter(~Q(claim_id__in=blind_claims(user=viewer)) | Q(raised_by=viewer))
     return flags.select_related("raised_by", "claim__answer")
+
+
+def set_skips(*, audit_set: AuditSet, viewer=None) -> QuerySet[ClaimSkip]:
+    """The claims the set's reviewers skipped and why, with the same blindness as
+    set_flags: a reason can say what a reviewer thinks of the claim."""
+    skips = ClaimSkip.objects.filter(claim__answer__audit_set=audit_set)
+    if viewer is not None:
+        skips = skips.filter(~Q(claim_id__in=blind_claims(user=viewer)) | Q(reviewer=viewer))
+    return skips.select_related("reviewer", "claim__answer")
 
 
 class ClaimStatus:

@@ -11,10 +11,19 @@ from audit.services.adjudication import (
     adjudication_save,
     adjudication_settings_update,
 )
+from audit.services.calibration import (
+    claim_skip,
+    control_settings_update,
+    controls_assign,
+    controls_mark,
+    reviewer_pause,
+)
 from audit.services.checks import claim_checks_recompute
 from audit.services.criteria import claims_mark_answering, criteria_update
 from audit.services.derived import claims_changed, set_changed
 from audit.services.disagreements import CompareSummary
+from audit.services.discussion import comment_post, flag_discuss, flag_settle
+from audit.services.guidelines import guideline_version_current, set_update
 from audit.services.imports import ImportSummary, answer_content_hash, answers_import
 from audit.services.jobs import (
     JobCancelled,
@@ -29,6 +38,7 @@ from audit.services.jobs import (
     job_verdicts_create,
 )
 from audit.services.review import (
+    PAUSED,
     AtomicPart,
     EvidenceRef,
     OpenSummary,
@@ -59,6 +69,7 @@ __all__ = [
     "JobCancelled",
     "JobRefused",
     "OpenSummary",
+    "PAUSED",
     "ReplaceSummary",
     "ReviewError",
     "SheetData",
@@ -72,11 +83,20 @@ __all__ = [
     "answer_content_hash",
     "answers_import",
     "claim_checks_recompute",
+    "claim_skip",
+    "control_settings_update",
+    "controls_assign",
+    "controls_mark",
+    "reviewer_pause",
     "claim_split",
     "claims_changed",
     "claims_mark_answering",
+    "comment_post",
     "criteria_update",
+    "flag_discuss",
+    "flag_settle",
     "guideline_flag_raise",
+    "guideline_version_current",
     "job_cancel",
     "job_export_create",
     "job_import_create",
@@ -89,6 +109,7 @@ __all__ = [
     "review_open",
     "reviewer_replace",
     "set_changed",
+    "set_update",
     "sheet_for",
     "sheet_has_work",
     "sheet_reopen",

@@ -26,8 +26,11 @@ from audit.models import (
     AuditSheet,
     Claim,
     ClaimCheck,
+    ControlAssignment,
+    ControlClaim,
     GuidelineFlag,
     Passage,
+    ReviewerPause,
     ReviewerTally,
     Webhook,
 )
@@ -35,9 +38,15 @@ from audit.roles import is_lead
 from audit.selectors import QUEUE_ORDER, reviewer_sheet
 from audit.services.checks import answer_claim_checks
 from audit.services.derived import claims_changed
+from audit.services.guidelines import guideline_version_current
 from audit.services.locks import audit_set_lock, claims_lock
 from audit.services.planner import planner_statistics_refresh
 from audit.services.webhooks import webhooks_fire, webhooks_listen
+
+PAUSED = (
+    "A lead has paused your queue in this set: your submitted sheets are kept; ask the lead "
+    "before going on."
+)
 
 # An idle tab left open cannot add more than this per save, however long it sat there.
 MAX_ACTIVE_SECONDS_PER_SAVE = 120
@@ -237,13 +246,21 @@ def reviewer_replace(
 # ------------------------------------------------------------------------------ sheets
 
 
+def holds_claim(*, claim_id: int, user: AbstractBaseUser) -> bool:
+    """Whether the claim is in the user's queue: assigned, or mixed in as a control."""
+    return (
+        Assignment.objects.filter(claim_id=claim_id, reviewer=user).exists()
+        or ControlAssignment.objects.filter(claim_id=claim_id, reviewer=user).exists()
+    )
+
+
 def sheet_for(*, claim: Claim, reviewer: AbstractBaseUser) -> AuditSheet:
     """The reviewer's sheet for a claim, stored as a blank draft if it is not yet.
 
     For writes only (submit, reopen): viewing a claim reads `selectors.reviewer_sheet`,
     which stores nothing. A new sheet snapshots the claim text and the cited URLs.
     """
-    if not Assignment.objects.filter(claim=claim, reviewer=reviewer).exists():
+    if not holds_claim(claim_id=claim.pk, user=reviewer):
         raise PermissionDenied("This claim is not assigned to you.")
     return _stored(reviewer_sheet(claim=claim, reviewer=reviewer))
 
@@ -317,7 +334,7 @@ def sheet_save(
 def _refuse_other_writers(*, sheet: AuditSheet, user: AbstractBaseUser) -> None:
     if sheet.reviewer_id != user.pk:
         raise PermissionDenied("Only the sheet's reviewer can change it.")
-    if not Assignment.objects.filter(claim_id=sheet.claim_id, reviewer=user).exists():
+    if not holds_claim(claim_id=sheet.claim_id, user=user):
         raise PermissionDenied("This claim is no longer assigned to you.")
 
 
@@ -341,6 +358,10 @@ def sheet_submit(
         sheet = _claim_version(sheet=sheet, user=user, version=version)
         if sheet.status == AuditSheet.Status.SUBMITTED:
             raise ReviewError("This sheet is already submitted.")
+        if ReviewerPause.objects.filter(
+            audit_set__answers__claims=sheet.claim_id, reviewer=user
+        ).exists():
+            raise ReviewError(PAUSED)
         if data is not None:
             _apply(sheet, data)
         _add_active_seconds(sheet, active_seconds)
@@ -349,6 +370,9 @@ def sheet_submit(
             raise SheetIncomplete(problems)
         sheet.status = AuditSheet.Status.SUBMITTED
         sheet.submitted_at = timezone.now()
+        sheet.guideline_version = guideline_version_current(
+            audit_set=AuditSet.objects.get(answers__claims=sheet.claim_id)
+        )
         sheet._history_user = user
         sheet.save()
         # The last sheet in decides: unanimous gold, or a place in the lead's queue.
@@ -393,6 +417,14 @@ def sheet_reopen(*, sheet: AuditSheet, user: AbstractBaseUser) -> AuditSheet:
         sheet = AuditSheet.objects.select_for_update(no_key=True).get(pk=sheet.pk)
         if sheet.status != AuditSheet.Status.SUBMITTED:
             raise ReviewError("This sheet is not submitted.")
+        if ControlAssignment.objects.filter(claim_id=sheet.claim_id, reviewer=user).exists():
+            # A control's sheet counts nowhere: reopening it changes no gold or status.
+            sheet.status = AuditSheet.Status.DRAFT
+            sheet.submitted_at = None
+            sheet.version += 1
+            sheet._history_user = user
+            sheet.save()
+            return sheet
         gold = Adjudication.objects.filter(claim_id=sheet.claim_id).first()
         if gold is not None and gold.lead_id is not None:
             raise ReviewError("This claim is adjudicated; its sheets can no longer change.")
@@ -432,7 +464,7 @@ def _claim_version(*, sheet: AuditSheet, user: AbstractBaseUser, version: int) -
     """
     if sheet.reviewer_id != user.pk:
         raise PermissionDenied("Only the sheet's reviewer can change it.")
-    if not Assignment.objects.filter(claim_id=sheet.claim_id, reviewer=user).exists():
+    if not holds_claim(claim_id=sheet.claim_id, user=user):
         raise PermissionDenied("This claim is no longer assigned to you.")
     taken = AuditSheet.objects.filter(pk=sheet.pk, version=version).update(version=version + 1)
     current = AuditSheet.objects.get(pk=sheet.pk)
@@ -535,8 +567,12 @@ def guideline_flag_raise(*, claim: Claim, user: AbstractBaseUser, comment: str) 
     comment = comment.strip()
     if not comment:
         raise ReviewError("Say what the guidelines should settle.")
-    if not is_lead(user) and not Assignment.objects.filter(claim=claim, reviewer=user).exists():
+    if not is_lead(user) and not holds_claim(claim_id=claim.pk, user=user):
         raise PermissionDenied("This claim is not assigned to you.")
+    # A second click (or a resent form) on the same comment is the same flag, not a new one.
+    same = GuidelineFlag.objects.filter(claim=claim, raised_by=user, comment=comment).first()
+    if same is not None:
+        return same
     return GuidelineFlag.objects.create(
         audit_set_id=claim.answer.audit_set_id, claim=claim, raised_by=user, comment=comment
     )
@@ -568,6 +604,10 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
     if claim.parent_id is not None:
         raise ReviewError("An atomic claim cannot be split further.")
     by_lead = is_lead(by)
+    if not by_lead and ControlClaim.objects.filter(claim=claim).exists():
+        # The refusal any claim gets once another reviewer has started: a control must
+        # not answer differently from any other claim.
+        raise ReviewError(REVIEWER_SPLIT_REFUSED)
     if not by_lead and not (
         audit_set.allow_reviewer_split
         and Assignment.objects.filter(claim=claim, reviewer=by).exists()

@@ -22,7 +22,7 @@ from audit.filters import AdjudicationQueueFilter
 from audit.forms import AdjudicationForm, AdjudicationSettingsForm
 from audit.models import Adjudication, AuditSheet, Claim, Passage, Severity
 from audit.tables import AdjudicationQueueTable, sheet_letter
-from audit.views import access, display
+from audit.views import access, calibration, display
 from audit.views.access import HtmxHttpRequest
 
 PER_PAGE = 50
@@ -185,6 +185,8 @@ _NOT_A_CHANGE = {
     "client_tab",
     "client_seq",
     "client_version",
+    # Recorded on submit; the adjudication page names it beside the sheet.
+    "guideline_version",
 }
 _KINDS = {"+": "created", "~": "changed", "-": "deleted"}
 
@@ -546,5 +548,6 @@ def _render_adjudication(
         "can_save": bool(sheets) and (claim.severity is not None or gold is not None),
         "problems": problems,
         "stale": stale,
+        **calibration.thread_context(request, claim),
     }
     return render(request, "audit/adjudicate.html", ctx, status=status)

@@ -195,6 +195,16 @@ def agreement(request: HttpRequest, pk: int) -> HttpResponse:
                 ),
             ],
             "raters": raters,
+            # Read from the sheets, not the facts: computed only when the lead asks for it.
+            "split_by_version": request.GET.get("by") == "version",
+            "by_version": (
+                selectors.agreement_by_guideline_version(
+                    audit_set=audit_set, system=board.system, viewer=request.user
+                )
+                if request.GET.get("by") == "version"
+                else []
+            ),
+            "version_url": f"?{urlencode({**_filters(board), 'by': 'version'})}#by-version",
         },
     )
 

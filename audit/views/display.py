@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 
 import markdown
 import nh3
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from audit import claims as claim_parsing
@@ -348,3 +350,24 @@ def guidelines_html(text: str) -> SafeString:
     """A set's Markdown guidelines as sanitised HTML, the only HTML the templates trust."""
     html = markdown.markdown(text, extensions=["tables"], output_format="html")
     return mark_safe(nh3.clean(html, tags=GUIDELINE_TAGS, link_rel="noopener noreferrer"))
+
+
+# An @mention: not inside a word or an e-mail address.
+MENTION = re.compile(r"(?<![\w@/.])@([\w+-]+(?:\.[\w+-]+)*)")
+TAG = re.compile(r"(<[^>]*>)")
+
+
+def comment_html(text: str, mentionable: frozenset[str]) -> SafeString:
+    """A comment's Markdown, sanitised as guidelines are, with @mentions of known users
+    marked. Mentions are marked in text only, never inside a tag or its attributes; the
+    names inserted are usernames, which hold no markup characters."""
+    html = str(guidelines_html(text))
+    parts = TAG.split(html)
+    for i in range(0, len(parts), 2):
+        parts[i] = MENTION.sub(
+            lambda m: (
+                f'<strong class="mention">@{escape(m[1])}</strong>' if m[1] in mentionable else m[0]
+            ),
+            parts[i],
+        )
+    return mark_safe("".join(parts))

@@ -41,6 +41,12 @@ def set_progress(request: HtmxHttpRequest, pk: int) -> HttpResponse:
                 (label, counts[code], code) for code, label in selectors.ClaimStatus.CHOICES
             ],
             "flags": selectors.set_flags(audit_set=audit_set, viewer=request.user)[:200],
+            "skips": selectors.set_skips(audit_set=audit_set, viewer=request.user)[:200],
+            "alerts": [
+                row
+                for row in selectors.set_calibration(audit_set=audit_set, viewer=request.user)
+                if row.below
+            ],
             "replace_form": ReviewerReplaceForm(audit_set=audit_set),
         },
     )

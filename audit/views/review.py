@@ -17,10 +17,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from audit import judgments, matching, selectors, services
-from audit.forms import ClaimSplitForm, FlagForm, SheetForm
-from audit.models import AuditSheet, Claim, GuidelineFlag
+from audit.forms import ClaimSplitForm, FlagForm, SheetForm, SkipForm
+from audit.models import AuditSheet, Claim, ClaimSkip, GuidelineFlag
 from audit.roles import is_lead
-from audit.views import access, display
+from audit.views import access, calibration, display
 from audit.views.access import HtmxHttpRequest
 
 TAB_ID = re.compile(r"[A-Za-z0-9-]{8,40}")
@@ -46,6 +46,9 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 def review_continue(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     audit_set = access.get_set_for_user(request, pk)
     claim_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set)
+    if claim_id is None and selectors.is_paused(reviewer=request.user, audit_set=audit_set):
+        messages.info(request, services.PAUSED)
+        return redirect("audit:home")
     if claim_id is None:
         messages.info(request, f"Nothing left to review in “{audit_set.name}”.")
         return redirect("audit:home")
@@ -138,7 +141,7 @@ def review_submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         return _render_review(request, claim, sheet, form=form, problems=_form_errors(form))
     sheet = services.sheet_for(claim=claim, reviewer=request.user)
     try:
-        services.sheet_submit(
+        sheet = services.sheet_submit(
             sheet=sheet,
             user=request.user,
             version=form.cleaned_data["version"],
@@ -157,6 +160,9 @@ def review_submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     except services.ReviewError as error:
         return _render_review(request, claim, sheet, form=form, problems=[str(error)], status=400)
     audit_set = claim.answer.audit_set
+    if audit_set.is_training and selectors.training_gold(claim=claim, sheet=sheet) is not None:
+        messages.success(request, "Submitted. Here is gold for this claim and the lead’s reason.")
+        return redirect("audit:review-claim", claim.pk)
     next_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set, after=claim)
     if next_id is None:
         messages.success(request, f"Submitted. You have judged every claim in “{audit_set.name}”.")
@@ -201,13 +207,42 @@ def flag_raise(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         return render(
             request,
             "audit/review.html#flag-status",
-            {"flag_error": error, "my_flags": _my_flags(request, claim)},
+            {
+                "claim": claim,
+                "flag_error": error,
+                # A stored flag empties the box, so a second click cannot send it again.
+                "flag_text": request.POST.get("flag_comment", "") if error else "",
+                "my_flags": _my_flags(request, claim),
+            },
         )
     if error:
         messages.error(request, error)
     else:
         messages.success(request, "Flagged for the lead.")
     return redirect("audit:review-claim", claim.pk)
+
+
+@login_required
+@require_POST
+def review_skip(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Put the claim back for later with a reason; stores no sheet."""
+    claim = access.get_claim_for_reviewer(request, pk)
+    form = SkipForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Say why you skip this claim, for the lead.")
+        return redirect("audit:review-claim", claim.pk)
+    try:
+        services.claim_skip(claim=claim, user=request.user, reason=form.cleaned_data["skip_reason"])
+    except services.ReviewError as error:
+        messages.error(request, str(error))
+        return redirect("audit:review-claim", claim.pk)
+    audit_set = claim.answer.audit_set
+    next_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set, after=claim)
+    if next_id is None:
+        messages.info(request, "Skipped, but no other claim is left: this one is next.")
+        return redirect("audit:review-claim", claim.pk)
+    messages.success(request, "Skipped: it comes back after your other claims.")
+    return redirect("audit:review-claim", next_id)
 
 
 @login_required
@@ -474,6 +509,7 @@ def _render_review(
     place = selectors.queue_place(reviewer=request.user, audit_set=audit_set, claim=claim)
     next_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set, after=claim)
     submitted = sheet.status == AuditSheet.Status.SUBMITTED
+    definitions = judgments.judgment_definitions(audit_set.guidelines)
     ctx = {
         "audit_set": audit_set,
         "answer": answer,
@@ -503,7 +539,9 @@ def _render_review(
             if not any(a["start"] <= s and e <= a["end"] for a in assertion_spans)
         ],
         "uncited_positions": [p.position for p in passages if p.position not in cited],
-        "judgment_choices": judgments.JUDGMENTS,
+        "judgment_choices": [
+            (code, label, definitions[code]) for code, label in judgments.JUDGMENTS
+        ],
         "position": place.position,
         "in_answer": place.in_answer,
         "assigned": place.assigned,
@@ -512,7 +550,11 @@ def _render_review(
         "siblings": claim.parent.atomic_claims.count() if claim.parent_id else 0,
         # Only a lead's decision freezes a sheet: unanimous gold, which depends on the other
         # sheet, must not change what this page offers.
-        "can_reopen": submitted and not selectors.lead_decided(claim=claim),
+        "can_reopen": submitted
+        and (
+            selectors.is_control_for(claim=claim, reviewer=request.user)
+            or not selectors.lead_decided(claim=claim)
+        ),
         "can_split": (
             audit_set.allow_reviewer_split
             and claim.parent_id is None
@@ -525,5 +567,8 @@ def _render_review(
         "opened": "" if sheet.pk else _opened_token(claim),
         "my_flags": _my_flags(request, claim),
         "flag_form": FlagForm(),
+        "skip": ClaimSkip.objects.filter(claim=claim, reviewer=request.user).first(),
+        "training_gold": selectors.training_gold(claim=claim, sheet=sheet),
+        **calibration.thread_context(request, claim),
     }
     return render(request, "audit/review.html", ctx, status=status)

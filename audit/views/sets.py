@@ -121,6 +121,7 @@ def set_create(request: HtmxHttpRequest) -> HttpResponse:
         audit_set = form.save(commit=False)
         audit_set.created_by = request.user
         audit_set.save()
+        services.guideline_version_current(audit_set=audit_set)
         messages.success(request, f"Created set “{audit_set.name}”.")
         return redirect(audit_set)
     return render(request, "audit/set_form.html", {"form": form})

@@ -542,6 +542,9 @@ function spanButton(label, className) {
   form.addEventListener("submit", function (event) {
     const button = event.submitter;
     if (button && button.hasAttribute("hx-post")) return; // htmx handles it (flag)
+    // Skipping posts no sheet: a claim only looked at stays unstored (changes still on their
+    // way are sent on leaving, as for any page).
+    if (button && button.hasAttribute("data-plain-post")) return;
     if (!readOnly && !stale && (inflight || replay || !stored)) {
       event.preventDefault();
       clearTimeout(timer);

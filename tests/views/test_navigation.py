@@ -19,10 +19,12 @@ LINK = re.compile(r'<a (?:class="([^"]*)" )?href="([^"]*)"[^>]*>([^<]*)</a>')
 LEAD_TABS = [
     "Answers",
     "Label distribution",
+    "Guidelines",
     "Progress",
     "Claims",
     "Disagreements",
     "Agreement",
+    "Calibration",
     "Release report",
     "Criteria",
     "Compare runs",
@@ -45,10 +47,12 @@ def _set_pages(audit_set) -> list[str]:
     names = [
         "set-detail",
         "label-distribution",
+        "guideline-history",
         "set-progress",
         "set-claims",
         "adjudication-queue",
         "agreement",
+        "set-calibration",
         "set-report",
         "set-criteria",
         "set-compare",
@@ -80,7 +84,7 @@ def test_each_set_page_marks_its_own_tab_as_current(client_for, handmade, lead):
     assert current == {url: [url] for url in _set_pages(handmade)}
 
 
-def test_reviewer_sees_the_answers_and_label_distribution_tabs_only(
+def test_reviewer_sees_the_answers_label_distribution_and_guidelines_tabs_only(
     client_for, handmade, reviewer_a
 ):
     client = client_for(reviewer_a)
@@ -91,7 +95,7 @@ def test_reviewer_sees_the_answers_and_label_distribution_tabs_only(
 
     bars = [[text for text, _, _ in _tabs(client.get(url).content.decode())] for url in pages]
 
-    assert bars == [["Answers", "Label distribution"], ["Answers", "Label distribution"]]
+    assert bars == [["Answers", "Label distribution", "Guidelines"]] * 2
 
 
 def test_open_for_review_is_a_button_until_the_set_is_open_then_a_quiet_tab(

@@ -122,7 +122,10 @@ def test_review_page_shows_the_claim_in_its_answer_with_hints_and_sentences(
         == 1
     )
     assert body.count('<input type="radio" name="judgment"') == 7
-    assert re.findall(r"<kbd>(\d)</kbd> ([A-Z][a-z ]+)</label>", body) == [
+    assert re.findall(
+        r'<kbd>(\d)</kbd> <span class="judgment-text"><span class="judgment-label">([^<]+)</span>',
+        body,
+    ) == [
         ("1", "Supported"),
         ("2", "Partially supported"),
         ("3", "Not supported"),
