@@ -10,6 +10,7 @@ label behind each fact is the report's own (selectors.top_claim_labels).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import Counter
@@ -98,8 +99,14 @@ def new_fact_row(
     audit_set_id: int, claim_id: int, system: str, flags: ReleaseFlags
 ) -> tuple[object, ...]:
     """The release fact of a claim that has none yet, as new_facts_insert writes it."""
+    return (claim_id, audit_set_id, system, *_fact_columns(flags))
+
+
+@functools.lru_cache(maxsize=256)
+def _fact_columns(flags: ReleaseFlags) -> tuple[object, ...]:
+    # A set's claims share a few combinations of flags: each is encoded once.
     columns = flags.columns()
-    return (claim_id, audit_set_id, system, json.dumps(columns.pop("topics")), *columns.values())
+    return (json.dumps(columns.pop("topics")), *columns.values())
 
 
 def new_facts_insert(rows: list[tuple[object, ...]]) -> None:
