@@ -43,6 +43,8 @@ def release_facts_refresh(*, audit_set_id: int, claim_ids: Iterable[int]) -> int
         for pk, top in (
             Claim.objects.filter(pk__in=ids[start : start + CHUNK])
             .annotate(top=Coalesce(F("parent_id"), F("pk")))
+            # Unordered: the default order joins the answers (see services/locks.py).
+            .order_by()
             .values_list("pk", "top")
         ):
             found.add(pk)
