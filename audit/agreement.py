@@ -15,10 +15,12 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from itertools import combinations
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import krippendorff
-import numpy as np
+# numpy and krippendorff are imported by the functions that use them: loading them cost
+# every process that starts the app (an import command, a job) about a quarter second.
+if TYPE_CHECKING:
+    import numpy as np
 
 from audit.judgments import CONTRADICTED, JUDGMENTS, SEVERITIES, SUPPORTED, WRONG_CITATION
 
@@ -181,6 +183,8 @@ def _finite(value: float) -> float | None:
 
 def _kappa(a: np.ndarray, b: np.ndarray) -> float | None:
     """κ of two aligned arrays of label indices; None when undefined (one shared label)."""
+    import numpy as np
+
     # Imported here: scikit-learn costs ~100 MB per web worker that never shows statistics.
     from sklearn.metrics import cohen_kappa_score
 
@@ -537,6 +541,8 @@ def _rater_report(
     disagreements: tuple[Hashable, ...] = (),
 ) -> RaterReport:
     """The scores of one rater against gold, from their coded judgments item by item."""
+    import numpy as np
+
     n = len(true)
     per_label: dict[str, LabelScore] = {}
     if n and matrix.labels:
@@ -607,6 +613,9 @@ def _alpha_of_profiles(
     profiles: Mapping[Profile, int], order: Sequence[str] | None = None
 ) -> float | None:
     """Nominal α, or ordinal α along `order` (least to most) when it is given."""
+    import krippendorff
+    import numpy as np
+
     present = {j for profile in profiles for j in profile}
     if order is None:
         labels = _ordered(present)
@@ -645,6 +654,8 @@ def alpha_counts(
 
 
 def _pair_kappa(rater_a: str, rater_b: str, cells: Mapping[tuple[str, str], int]) -> PairKappa:
+    import numpy as np
+
     labels = _ordered(j for pair in cells for j in pair)
     index = {label: i for i, label in enumerate(labels)}
     counts = list(cells.values())
@@ -726,6 +737,8 @@ def rater_vs_gold_counts(
 
     `disagreements` stays empty; `differing` counts them.
     """
+    import numpy as np
+
     counted = _collapsed_cells(cells, binary)
     matrix = confusion_counts(counted, labels, rows="gold", cols="rater")
     codes = _codes(matrix, (j for cell in counted for j in cell))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -25,7 +26,7 @@ from audit.models import (
     Question,
     RaterLabel,
 )
-from audit.services import answer_content_hash, claim_checks_recompute
+from audit.services import answer_content_hash, answers_import, claim_checks_recompute
 from audit.services.checks import answer_claim_checks
 from tests.conftest import FIXTURES, import_file
 from tests.test_import_fuzz import HOSTILE, IMPORTS, SAMPLES, _lines, _native
@@ -314,3 +315,119 @@ def test_streamed_command_import_of_the_same_file_again_creates_nothing(tmp_path
     assert [m.objects.count() for m in (Question, Answer, Passage, Claim, ClaimCheck)] == counts
     assert ImportBatch.objects.count() == batches
     assert "again.jsonl (native) into “again”: 0 answers (3 already present)" in out.getvalue()
+
+
+def _import_outcome(tmp_path, name: str, data: bytes, workers: int) -> object:
+    """What answers_import makes of a file on disk: its error, or its summary and rows."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    audit_set = AuditSet.objects.create(name=f"{name} {workers} {AuditSet.objects.count()}")
+    try:
+        parsed, check = parse_path(path, name)
+        summary = answers_import(
+            audit_set=audit_set,
+            parsed=parsed,
+            filename=name,
+            sha256=check.sha256,
+            workers=workers,
+        )
+    except FormatError as err:
+        assert not Answer.objects.filter(audit_set=audit_set).exists()
+        return str(err)
+    return replace(summary, batch_id=None), _stored(audit_set)
+
+
+def _with_and_without_workers(tmp_path, name: str, data: bytes) -> tuple[object, object]:
+    return (
+        _import_outcome(tmp_path, name, data, workers=0),
+        _import_outcome(tmp_path, name, data, workers=2),
+    )
+
+
+def _many(n: int, **overrides) -> list[dict]:
+    return [_native(question_id=f"q{i}", answer_id=f"a{i}", **overrides) for i in range(n)]
+
+
+LATE = {
+    # Errors that only the checks across lines find, in a later batch of lines than the
+    # line they refer to.
+    "duplicate id in a later batch": _lines(*_many(700), _native(question_id="x", answer_id="a3")),
+    "question changed in a later batch": _lines(
+        *_many(600), _native(question_id="q5", question="Another?", answer_id="z")
+    ),
+    "bad line after a bad label in its chunk": _lines(
+        *_many(10),
+        _native(answer_id="l", labels=[{"rater": "r", "claim": 5, "judgment": "supported"}]),
+        *_many(3, question="Other"),
+    ),
+    "label past the split claims, second chunk": _lines(
+        *_many(520),
+        _native(
+            answer_id="lab",
+            question_id="qlab",
+            labels=[{"rater": "r", "claim": 3, "judgment": "supported"}],
+        ),
+    )
+    + b"{broken\n",
+    "label past the split claims, then more lines": _lines(
+        *_many(520),
+        _native(
+            answer_id="lab",
+            question_id="qlab",
+            labels=[{"rater": "r", "claim": 3, "judgment": "supported"}],
+        ),
+        _native(question_id="o1", answer_id="o1"),
+        _native(question_id="o2", answer_id="o2"),
+    ),
+    "blank lines and a BOM": b"\xef\xbb\xbf"
+    + _lines(*_many(3))
+    + b"\n  \r\n"
+    + _lines(_native(question_id="r", answer_id="r")),
+    "good, past a batch": _lines(*_many(1203)),
+}
+
+
+@pytest.mark.parametrize("case", sorted({**HOSTILE, **IMPORTS, **LATE}))
+def test_lines_read_in_workers_import_as_they_do_without(tmp_path, case):
+    data = LATE.get(case) or IMPORTS.get(case) or HOSTILE[case]
+
+    without, with_workers = _with_and_without_workers(tmp_path, f"{case}.jsonl", data)
+
+    assert with_workers == without
+    if case in LATE:
+        refused = case not in ("blank lines and a BOM", "good, past a batch")
+        assert isinstance(without, str) == refused
+
+
+def test_lines_read_in_workers_skip_what_the_set_holds(tmp_path):
+    first, _ = _with_and_without_workers(tmp_path, "a.jsonl", _lines(*_many(3)))
+    audit_set = AuditSet.objects.create(name="again")
+    path = tmp_path / "b.jsonl"
+    path.write_bytes(_lines(*_many(5)))
+    for workers in (2, 2):
+        parsed, check = parse_path(path, "b.jsonl")
+        summary = answers_import(
+            audit_set=audit_set, parsed=parsed, filename="b.jsonl", sha256="x", workers=workers
+        )
+
+    assert (summary.answers, summary.skipped) == (0, 5)
+    assert Answer.objects.filter(audit_set=audit_set).count() == 5
+
+
+@settings(
+    max_examples=25,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    cut=st.floats(0, 1),
+    flips=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 255)), max_size=4),
+)
+def test_mutated_files_import_with_workers_as_without(tmp_path, cut, flips):
+    data = bytearray(SAMPLES[0].read_bytes())
+    for where, value in flips:
+        data[int(where * (len(data) - 1))] = value
+    data = bytes(data[: max(1, int(cut * len(data)))])
+
+    without, with_workers = _with_and_without_workers(tmp_path, "mutated.jsonl", data)
+
+    assert with_workers == without

@@ -21,6 +21,7 @@ from audit.formats.reading import (
     decode_text,
     load_json,
     load_json_file,
+    parse_line,
     too_big_to_read_whole,
     too_long,
 )
@@ -87,8 +88,7 @@ def parse_path(
     doc = load_json_file(path, filename, whole_limit)
     fmt = _format_of(doc, fmt, filename)
     if fmt == native.FORMAT and isinstance(doc, JsonLinesFile):
-        records = _checked(native.iter_records(doc, filename, budget), filename)
-        return ParsedFile(fmt, records), check
+        return ParsedFile(fmt, StreamedAnswers(doc, filename, budget)), check
     if size > whole_limit:
         # Other JSON Lines formats are parsed into memory whole, as a JSON document is.
         raise too_big_to_read_whole(filename, size, whole_limit)
@@ -104,14 +104,49 @@ def _parse(doc: JsonFile, fmt: str, filename: str, budget: Budget | None) -> Par
     return parsed
 
 
-def _checked(records: Iterator[AnswerRecord], filename: str) -> Iterator[AnswerRecord]:
-    empty = True
-    for record in records:
-        _check_lengths(record, filename)
-        empty = False
-        yield record
-    if empty:
-        raise FormatError(filename, "", "", "the file holds no answers")
+class StreamedAnswers(Iterator[AnswerRecord]):
+    """A native JSON Lines file's answers, each line parsed as iteration reaches it (once).
+
+    An import may instead take the raw lines (`numbered_lines`), parse each with
+    `read_native_line` in worker processes, and give the answers back to `take` in file
+    order, then call `finish`: the same answers and the same first error either way.
+    """
+
+    def __init__(self, doc: JsonLinesFile, filename: str, budget: Budget | None) -> None:
+        self.doc = doc
+        self.filename = filename
+        self._checks = native.LineChecks(filename, budget)
+        self._empty = True
+        self._records = self._read()
+
+    def __next__(self) -> AnswerRecord:
+        return next(self._records)
+
+    def _read(self) -> Iterator[AnswerRecord]:
+        for line in self.doc:
+            yield self.take(native.read_answer(line.value, self.filename, line.number), line.number)
+        self.finish()
+
+    def numbered_lines(self) -> Iterator[tuple[int, bytes]]:
+        return self.doc.numbered_lines()
+
+    def take(self, record: AnswerRecord, number: int) -> AnswerRecord:
+        """Check an answer read from line `number` against the lines before it."""
+        self._checks.take(record, number)
+        _check_lengths(record, self.filename)
+        self._empty = False
+        return record
+
+    def finish(self) -> None:
+        """Once every line was taken."""
+        if self._empty:
+            raise FormatError(self.filename, "", "", "the file holds no answers")
+
+
+def read_native_line(raw: bytes, filename: str, number: int) -> AnswerRecord:
+    """One line of StreamedAnswers.numbered_lines read as its iteration reads it, without
+    the checks across lines (StreamedAnswers.take): pure, for worker processes."""
+    return native.read_answer(parse_line(raw, filename, number), filename, number)
 
 
 def _check_format_name(fmt: str, filename: str) -> None:

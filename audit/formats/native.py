@@ -106,39 +106,56 @@ def iter_records(
     doc: JsonFile, filename: str, budget: Budget | None = None
 ) -> Iterator[AnswerRecord]:
     """parse()'s answers one line at a time, with the same checks across lines."""
-    budget = budget or Budget(filename)
-    seen_ids: dict[str, int] = {}
-    seen_pairs: dict[tuple[str, str], int] = {}
-    questions: dict[str, tuple[str, int]] = {}
+    checks = LineChecks(filename, budget)
     for line in as_lines(doc, filename):
-        where = Where(filename, f"line {line.number}")
-        record = _answer(line.value, where)
+        yield checks.take(read_answer(line.value, filename, line.number), line.number)
+
+
+def read_answer(value: Any, filename: str, number: int) -> AnswerRecord:
+    """One line's answer, checked on its own (what needs no other line): an import may run
+    this in worker processes and LineChecks on their results in file order."""
+    return _answer(value, Where(filename, f"line {number}"))
+
+
+class LineChecks:
+    """What iter_records checks across lines (unique ids, one text per question_id, the
+    budget), given each line's answer in file order."""
+
+    def __init__(self, filename: str, budget: Budget | None = None) -> None:
+        self.filename = filename
+        self.budget = budget or Budget(filename)
+        self.seen_ids: dict[str, int] = {}
+        self.seen_pairs: dict[tuple[str, str], int] = {}
+        self.questions: dict[str, tuple[str, int]] = {}
+
+    def take(self, record: AnswerRecord, number: int) -> AnswerRecord:
+        where = Where(self.filename, record.location)
         if record.answer_id:
-            if record.answer_id in seen_ids:
+            if record.answer_id in self.seen_ids:
                 raise where.error(
                     "answer_id",
                     f"duplicate answer_id {quote(record.answer_id)} "
-                    f"(also on line {seen_ids[record.answer_id]})",
+                    f"(also on line {self.seen_ids[record.answer_id]})",
                 )
-            seen_ids[record.answer_id] = line.number
+            self.seen_ids[record.answer_id] = number
         else:
             pair = (record.question_id, record.system)
-            if pair in seen_pairs:
+            if pair in self.seen_pairs:
                 raise where.error(
                     "",
                     f"second answer to question_id {quote(record.question_id)} from system "
-                    f"{quote(record.system)} (first on line {seen_pairs[pair]}); "
+                    f"{quote(record.system)} (first on line {self.seen_pairs[pair]}); "
                     "give each answer an answer_id",
                 )
-            seen_pairs[pair] = line.number
-        known = questions.setdefault(record.question_id, (record.question, line.number))
+            self.seen_pairs[pair] = number
+        known = self.questions.setdefault(record.question_id, (record.question, number))
         if known[0] != record.question:
             raise where.error(
                 "question",
                 f"question_id {quote(record.question_id)} has a different question "
                 f"on line {known[1]}",
             )
-        yield budget.take(record)
+        return self.budget.take(record)
 
 
 def _answer(value: Any, where: Where) -> AnswerRecord:

@@ -145,6 +145,24 @@ class JsonLinesFile(JsonLines):
                     line = line[len(_UTF8_BOM) :]
                 yield line.removesuffix(b"\n").decode("utf-8")
 
+    def numbered_lines(self) -> Iterator[tuple[int, bytes]]:
+        """The lines that iteration would parse, as (line number, bytes) left unparsed: an
+        import parses them in worker processes with parse_line."""
+        with open(self._path, "rb") as file:
+            for number, line in enumerate(file, start=1):
+                if number == 1 and line.startswith(_UTF8_BOM):
+                    line = line[len(_UTF8_BOM) :]
+                line = line.removesuffix(b"\n")
+                # JSON's whitespace is ASCII, so stripping the bytes strips what the text
+                # would lose.
+                if line.strip(b" \t\r\n"):
+                    yield number, line
+
+
+def parse_line(raw: bytes, filename: str, number: int) -> Any:
+    """One line of numbered_lines as JsonLinesFile's iteration parses it, same errors."""
+    return _parse_line(raw.decode("utf-8"), filename, number)
+
 
 @dataclass(frozen=True)
 class JsonDocument:

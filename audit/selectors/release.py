@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db.models import (
@@ -108,6 +109,57 @@ class _Verdict:
     numbers_overridden: bool = False
     answers_question: bool = False
     unsupported: tuple[str, ...] = ()
+
+
+# The verdict of a claim without gold, submitted sheets or atomic parts (every new claim).
+UNJUDGED = _Verdict(None, True, True, (), None)
+
+
+def claim_label(
+    *,
+    claim_id: int,
+    answer_id: int,
+    system: str,
+    verdict: _Verdict = UNJUDGED,
+    citations: Iterable[int],
+    cited_unknown: list | tuple | None,
+    ungrounded: int,
+    topics: frozenset[str],
+    uncited: bool,
+    answers_question: bool,
+) -> ClaimLabel:
+    """A top-level claim's label from its stored facts (citations: the cited passages'
+    positions in order; cited_unknown: Claim.cited_unknown) and its verdict. Pure: an
+    import labels the claims it creates with it before they are read back."""
+    return ClaimLabel(
+        claim_id=claim_id,
+        answer_id=answer_id,
+        system=system,
+        judgment=verdict.judgment,
+        provisional=verdict.provisional,
+        verification_worthy=verdict.verification_worthy,
+        citations=tuple(citations),
+        cited_unknown=tuple(m for m in cited_unknown or () if isinstance(m, int)),
+        evidence=verdict.evidence,
+        wrong_citation_passage=verdict.wrong_passage,
+        ungrounded_numbers=ungrounded,
+        numbers_overridden=verdict.numbers_overridden,
+        topics=topics,
+        uncited=uncited,
+        answers_question=answers_question or verdict.answers_question,
+        unsupported=verdict.unsupported,
+    )
+
+
+def ungrounded_numbers(numbers: list | None) -> int:
+    """How many numbers of a claim its check did not find (ClaimCheck.numbers)."""
+    return sum(1 for n in numbers or [] if not n.get("grounded"))
+
+
+def answer_topics(metadata: object) -> frozenset[str]:
+    """An answer's topics, from its metadata's "topics" list of strings."""
+    raw = metadata.get("topics", []) if isinstance(metadata, dict) else []
+    return frozenset(t for t in raw if isinstance(t, str)) if isinstance(raw, list) else frozenset()
 
 
 def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
@@ -226,23 +278,19 @@ def _labelled(claims: QuerySet[Claim], *, viewer=None) -> list[RunClaim]:
     ):
         citations[claim_id].append(position)
     ungrounded = {
-        claim_id: sum(1 for n in numbers or [] if not n.get("grounded"))
+        claim_id: ungrounded_numbers(numbers)
         for claim_id, numbers in ClaimCheck.objects.filter(claim__in=claims).values_list(
             "claim_id", "numbers"
         )
     }
-    topics = {}
-    for pk, metadata in (
-        Answer.objects.filter(claims__in=claims).distinct().values_list("pk", "metadata")
-    ):
-        raw = metadata.get("topics", []) if isinstance(metadata, dict) else []
-        topics[pk] = (
-            frozenset(t for t in raw if isinstance(t, str))
-            if isinstance(raw, list)
-            else frozenset()
-        )
+    topics = {
+        pk: answer_topics(metadata)
+        for pk, metadata in Answer.objects.filter(claims__in=claims)
+        .distinct()
+        .values_list("pk", "metadata")
+    }
     verdicts = _verdicts(claims, viewer=viewer)
-    unjudged = _Verdict(None, True, True, (), None)
+    unjudged = UNJUDGED
 
     result = []
     for row in top:
@@ -267,24 +315,17 @@ def _labelled(claims: QuerySet[Claim], *, viewer=None) -> list[RunClaim]:
                 any(v.answers_question for v in atomic),
                 tuple(text for v in atomic for text in v.unsupported),
             )
-        unknown = [m for m in row["cited_unknown"] or [] if isinstance(m, int)]
-        label = ClaimLabel(
+        label = claim_label(
             claim_id=row["pk"],
             answer_id=row["answer_id"],
             system=row["answer__system"],
-            judgment=verdict.judgment,
-            provisional=verdict.provisional,
-            verification_worthy=verdict.verification_worthy,
-            citations=tuple(citations.get(row["pk"], ())),
-            cited_unknown=tuple(unknown),
-            evidence=verdict.evidence,
-            wrong_citation_passage=verdict.wrong_passage,
-            ungrounded_numbers=ungrounded.get(row["pk"], 0),
-            numbers_overridden=verdict.numbers_overridden,
+            verdict=verdict,
+            citations=citations.get(row["pk"], ()),
+            cited_unknown=row["cited_unknown"],
+            ungrounded=ungrounded.get(row["pk"], 0),
             topics=topics.get(row["answer_id"], frozenset()),
             uncited=row["is_uncited"],
-            answers_question=row["answers_question"] or verdict.answers_question,
-            unsupported=verdict.unsupported,
+            answers_question=row["answers_question"],
         )
         result.append(RunClaim(row["answer__question__external_id"], row["text"], label))
     return result

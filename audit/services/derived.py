@@ -15,19 +15,37 @@ derived rows.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Count, F
 
 from audit import selectors
-from audit.models import Assignment, Claim, ReleaseFact, ReviewerTally, SheetFact, Webhook
+from audit.answer_flags import CitationChecks, no_citation_verifies
+from audit.metrics import release_flags
+from audit.models import (
+    Answer,
+    Assignment,
+    Claim,
+    ReleaseFact,
+    ReviewerTally,
+    SheetFact,
+    Webhook,
+)
+from audit.selectors.release import claim_label
 from audit.services import disagreements
 from audit.services.answer_flags import answer_flags_refresh
 from audit.services.disagreements import CompareSummary
 from audit.services.facts import agreement_facts_refresh
 from audit.services.locks import claims_lock
-from audit.services.release import release_facts_refresh
+from audit.services.release import (
+    Key,
+    new_fact_row,
+    new_facts_insert,
+    release_facts_refresh,
+    release_tallies_move,
+)
 from audit.services.tallies import reviewer_tallies_refresh
 from audit.services.webhooks import webhooks_fire, webhooks_listen
 
@@ -178,3 +196,77 @@ def set_changed(*, audit_set_id: int) -> CompareSummary:
             .distinct(),
         },
     )
+
+
+@dataclass(frozen=True)
+class NewClaim:
+    """A top-level claim an import has just written, with the values its derived rows read:
+    the claim's own columns, its check's and its answer's, as the import wrote them."""
+
+    claim_id: int
+    answer_id: int
+    system: str  # Answer.system
+    citations: tuple[int, ...]  # the cited passages' positions
+    cited_unknown: tuple[int, ...]  # Claim.cited_unknown
+    uncited: bool  # Claim.is_uncited
+    check_label: str  # ClaimCheck.label
+    wrong_citation: bool  # ClaimCheck.wrong_citation is set
+    ungrounded: int  # selectors.release.ungrounded_numbers of ClaimCheck.numbers
+    topics: frozenset[str]  # selectors.release.answer_topics of Answer.metadata
+
+
+class NewClaims:
+    """claims_changed for claims an import creates, written as the import writes them:
+    `add` each chunk of new claims, `finish` once, inside the import's transaction.
+
+    Claims that did not exist have no assignment, sheet, gold, parent or atomic part, so
+    claims_changed would compare none of them, leave their severity empty and their status
+    at its default (unassigned), write no agreement fact and move no reviewer's tally.
+    What it would write is their release facts, the release tallies and their answers'
+    flags: here computed from the values the import holds, with the functions its steps
+    use (selectors.release.claim_label, metrics.release_flags,
+    answer_flags.no_citation_verifies), instead of reading the claims back.
+    tests/test_derived_new_claims.py holds every derived row equal to a set_changed rebuild.
+    Only for claims whose answers are new too (every claim of an answer is in one `add`).
+    """
+
+    def __init__(self, *, audit_set_id: int) -> None:
+        self.audit_set_id = audit_set_id
+        self.moved: Counter[Key] = Counter()
+
+    def add(self, claims: Sequence[NewClaim]) -> None:
+        facts = []
+        checks: dict[int, list[CitationChecks]] = defaultdict(list)
+        for claim in claims:
+            label = claim_label(
+                claim_id=claim.claim_id,
+                answer_id=claim.answer_id,
+                system=claim.system,
+                citations=sorted(claim.citations),
+                cited_unknown=claim.cited_unknown,
+                ungrounded=claim.ungrounded,
+                topics=claim.topics,
+                uncited=claim.uncited,
+                answers_question=False,
+            )
+            flags = release_flags(label)
+            self.moved[(label.system, flags)] += 1
+            facts.append(new_fact_row(self.audit_set_id, claim.claim_id, claim.system, flags))
+            checks[claim.answer_id].append(
+                CitationChecks(
+                    cited=not claim.uncited,
+                    cited_unknown=bool(claim.cited_unknown),
+                    label=claim.check_label,
+                    wrong_citation=claim.wrong_citation,
+                )
+            )
+        new_facts_insert(facts)
+        # A new answer's flag is its column's default, false, until set here.
+        flagged = sorted(pk for pk, found in checks.items() if no_citation_verifies(found))
+        for start in range(0, len(flagged), CHUNK):
+            Answer.objects.filter(pk__in=flagged[start : start + CHUNK]).update(
+                no_citation_verifies=True
+            )
+
+    def finish(self) -> None:
+        release_tallies_move(self.audit_set_id, self.moved)

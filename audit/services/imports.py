@@ -9,7 +9,6 @@ live in the pure modules (`formats`, `claims`, `matching`).
 from __future__ import annotations
 
 import collections
-import hashlib
 import itertools
 import json
 import multiprocessing
@@ -22,7 +21,15 @@ from django.utils import timezone
 
 from audit.formats import AnswerRecord, FormatError, ParsedFile
 from audit.formats.citeaudit import FORMAT as CITEAUDIT
-from audit.import_plan import PlannedAnswer, plan_answers, plan_answers_in_worker, worker_start
+from audit.formats.detect import StreamedAnswers
+from audit.import_plan import (
+    PlannedAnswer,
+    answer_content_hash,
+    plan_answers,
+    plan_answers_in_worker,
+    read_lines_in_worker,
+    worker_start,
+)
 from audit.models import (
     Answer,
     AuditSet,
@@ -34,8 +41,9 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
+from audit.selectors.release import answer_topics, ungrounded_numbers
 from audit.services import bulk
-from audit.services.derived import claims_changed
+from audit.services.derived import NewClaim, NewClaims, claims_changed
 from audit.services.planner import planner_statistics_refresh
 from audit.services.restore import people, restore_chunk
 from audit.stored_checks import PassageCache
@@ -57,23 +65,6 @@ class ImportSummary:
     # Restored from a citeaudit export; other formats bring no sheets or gold.
     sheets: int = 0
     gold: int = 0
-
-
-def answer_content_hash(record: AnswerRecord) -> str:
-    """Identity of an answer within a set: re-importing the same file creates nothing new."""
-    payload = json.dumps(
-        [
-            record.question_id,
-            record.question,
-            record.system,
-            record.answer_id,
-            record.answer,
-            [[p.title, p.url, p.text] for p in record.passages],
-            list(record.claims) if record.claims is not None else None,
-        ],
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def answers_import(
@@ -114,11 +105,10 @@ def answers_import(
         counted = ("answers", "skipped", "claims", "uncited", "unknown", "lost", "sheets", "gold")
         totals = dict.fromkeys(counted, 0)
 
-        fresh: Iterable[tuple[AnswerRecord, str]] = _fresh(parsed.records, seen, totals)
         users: dict[str, int] = {}
         if parsed.format == CITEAUDIT:
             # A restore creates the people the file names before its first write.
-            fresh = list(fresh)
+            fresh = list(_fresh(parsed.records, seen, totals))
             users = people(audit_set, [record for record, _ in fresh])
 
         batch = ImportBatch.objects.create(
@@ -144,7 +134,13 @@ def answers_import(
                 if progress:
                     progress(len(chunk))
         else:
-            for chunk, planned in _planned(_chunks(fresh, CHUNK), workers):
+            if workers > 0 and isinstance(parsed.records, StreamedAnswers):
+                planned_chunks = _read_in_workers(parsed.records, seen, totals, workers)
+            else:
+                fresh_chunks = _chunks(_fresh(parsed.records, seen, totals), CHUNK)
+                planned_chunks = _planned(fresh_chunks, workers)
+            derived = NewClaims(audit_set_id=audit_set.pk)
+            for chunk, planned in planned_chunks:
                 _import_chunk(
                     chunk,
                     planned,
@@ -154,6 +150,7 @@ def answers_import(
                     questions=questions,
                     raters=raters,
                     totals=totals,
+                    derived=derived,
                 )
                 if progress:
                     progress(len(chunk))
@@ -168,14 +165,18 @@ def answers_import(
             batch_id = None
         else:
             batch_id = batch.pk
-            # New claims, and for a restore their assignments, sheets, gold and splits.
-            claims_changed(
-                audit_set_id=audit_set.pk,
-                claim_ids=Claim.objects.filter(answer__import_batch=batch).values_list(
-                    "pk", flat=True
-                ),
-                reviewer_ids=users.values(),
-            )
+            if parsed.format == CITEAUDIT:
+                # New claims with their assignments, sheets, gold and splits.
+                claims_changed(
+                    audit_set_id=audit_set.pk,
+                    claim_ids=Claim.objects.filter(answer__import_batch=batch).values_list(
+                        "pk", flat=True
+                    ),
+                    reviewer_ids=users.values(),
+                )
+            else:
+                # New claims only: their derived rows were written with them.
+                derived.finish()
             planner_statistics_refresh(rows=totals["claims"])
 
     return ImportSummary(
@@ -239,6 +240,49 @@ def _planned(
             yield done, result.get()
 
 
+def _read_in_workers(
+    stream: StreamedAnswers, seen: set[str], totals: dict[str, int], workers: int
+) -> Iterator[tuple[list[tuple[AnswerRecord, str]], list[PlannedAnswer]]]:
+    """What _planned yields for a streamed native file, with the lines parsed, hashed and
+    planned in worker processes too, so this process only checks them in order and writes.
+
+    Chunks of fresh answers are the same as _chunks(_fresh(...)) makes of the stream, and
+    each line's answer is taken (checked against the lines before it) in file order, so
+    the first error raised, and the chunks written before it, are the same as without
+    workers. At most two batches of lines per worker are in flight: the file is never held
+    whole.
+    """
+    chunk: list[tuple[AnswerRecord, str]] = []
+    planned: list[PlannedAnswer] = []
+    with multiprocessing.get_context("fork").Pool(
+        workers, initializer=worker_start, initargs=(frozenset(seen),)
+    ) as pool:
+        pending: collections.deque = collections.deque()
+        lines = _chunks(stream.numbered_lines(), CHUNK)
+        while True:
+            while len(pending) < 2 * workers and (batch := next(lines, None)):
+                pending.append(pool.apply_async(read_lines_in_worker, (batch, stream.filename)))
+            if not pending:
+                break
+            done, error = pending.popleft().get()
+            for read in done:
+                stream.take(read.record, read.number)
+                if read.digest in seen:
+                    totals["skipped"] += 1
+                    continue
+                seen.add(read.digest)
+                chunk.append((read.record, read.digest))
+                planned.append(read.plan)
+                if len(chunk) == CHUNK:
+                    yield chunk, planned
+                    chunk, planned = [], []
+            if error is not None:
+                raise error
+    stream.finish()
+    if chunk:
+        yield chunk, planned
+
+
 def _import_chunk(
     chunk: list[tuple[AnswerRecord, str]],
     planned: list[PlannedAnswer],
@@ -249,10 +293,11 @@ def _import_chunk(
     questions: dict[str, int],
     raters: dict[str, Rater],
     totals: dict[str, int],
+    derived: NewClaims,
 ) -> None:
     """Write a chunk of new answers with their passages, claims, citations, checks and
     labels: ids reserved up front and rows inserted in bulk (audit/services/bulk.py), so no
-    model instance is built for them."""
+    model instance is built for them; then the claims' derived rows (`derived`)."""
     # Labels first: a label past the answer's claims refuses the file before this chunk
     # writes anything (the transaction takes back the chunks before it).
     for (record, _), plan in zip(chunk, planned, strict=True):
@@ -353,11 +398,29 @@ def _import_chunk(
     next_claim = iter(claim_ids)
     # Per answer, its claims' ids in order, for the labels.
     answer_claims: list[list[int]] = []
-    for answer_id, own_passages, plan in zip(answer_ids, answer_passages, planned, strict=True):
+    new_claims = []
+    for answer_id, own_passages, plan, (record, _) in zip(
+        answer_ids, answer_passages, planned, chunk, strict=True
+    ):
         own = []
+        topics = _topics(record.metadata)
         for claim, check in zip(plan.claims, plan.checks, strict=True):
             claim_id = next(next_claim)
             own.append(claim_id)
+            new_claims.append(
+                NewClaim(
+                    claim_id=claim_id,
+                    answer_id=answer_id,
+                    system=record.system,
+                    citations=claim.citations,
+                    cited_unknown=claim.cited_unknown,
+                    uncited=claim.uncited,
+                    check_label=check.label,
+                    wrong_citation=check.wrong_citation is not None,
+                    ungrounded=ungrounded_numbers(check.numbers),
+                    topics=topics,
+                )
+            )
             claim_rows.append(
                 (
                     claim_id,
@@ -453,7 +516,16 @@ def _import_chunk(
                 )
             )
     RaterLabel.objects.bulk_create(labels)
+    derived.add(new_claims)
     totals["answers"] += len(chunk)
+
+
+def _topics(metadata: dict) -> frozenset[str]:
+    """The topics stored metadata gives (answer_topics of the JSON as read back: a format
+    may have built the metadata with tuples)."""
+    if "topics" not in metadata:
+        return frozenset()
+    return answer_topics(json.loads(_json(metadata)))
 
 
 def _json(value: object) -> str:

@@ -39,9 +39,11 @@ def claims_lock(*, claim_ids: Iterable[int]) -> list[int]:
     asked = sorted(ids)
     for start in range(0, len(asked), CHUNK):
         ids.update(
-            Claim.objects.filter(
-                pk__in=asked[start : start + CHUNK], parent__isnull=False
-            ).values_list("parent_id", flat=True)
+            # No default ordering: ordering by the answer joins it, and once a large set
+            # has statistics SQLite then scans every answer for each chunk.
+            Claim.objects.filter(pk__in=asked[start : start + CHUNK], parent__isnull=False)
+            .order_by()
+            .values_list("parent_id", flat=True)
         )
     ids = sorted(ids)
     found: list[int] = []

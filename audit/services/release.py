@@ -10,6 +10,7 @@ label behind each fact is the report's own (selectors.top_claim_labels).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import Counter
@@ -42,6 +43,8 @@ def release_facts_refresh(*, audit_set_id: int, claim_ids: Iterable[int]) -> int
         for pk, top in (
             Claim.objects.filter(pk__in=ids[start : start + CHUNK])
             .annotate(top=Coalesce(F("parent_id"), F("pk")))
+            # Unordered: the default order joins the answers (see services/locks.py).
+            .order_by()
             .values_list("pk", "top")
         ):
             found.add(pk)
@@ -78,16 +81,7 @@ def release_facts_refresh(*, audit_set_id: int, claim_ids: Iterable[int]) -> int
                     )
                 )
             else:
-                columns = flags.columns()
-                new_rows.append(
-                    (
-                        label.claim_id,
-                        audit_set_id,
-                        label.system,
-                        json.dumps(columns.pop("topics")),
-                        *columns.values(),
-                    )
-                )
+                new_rows.append(new_fact_row(audit_set_id, label.claim_id, label.system, flags))
         ReleaseFact.objects.bulk_create(
             rows,
             batch_size=500,
@@ -98,13 +92,29 @@ def release_facts_refresh(*, audit_set_id: int, claim_ids: Iterable[int]) -> int
         # A claim without a fact yet (a new claim: every one of an import) is a plain
         # insert: no model instance, no upsert to compile. The claims are locked, so no
         # other writer can insert it meanwhile.
-        bulk.insert_rows(
-            ReleaseFact,
-            ("claim_id", "audit_set_id", "system", "topics", *RELEASE_FLAGS),
-            new_rows,
-        )
-    _tallies_move(audit_set_id, moved)
+        new_facts_insert(new_rows)
+    release_tallies_move(audit_set_id, moved)
     return len(tops)
+
+
+def new_fact_row(
+    audit_set_id: int, claim_id: int, system: str, flags: ReleaseFlags
+) -> tuple[object, ...]:
+    """The release fact of a claim that has none yet, as new_facts_insert writes it."""
+    return (claim_id, audit_set_id, system, *_fact_columns(flags))
+
+
+@functools.lru_cache(maxsize=256)
+def _fact_columns(flags: ReleaseFlags) -> tuple[object, ...]:
+    # A set's claims share a few combinations of flags: each is encoded once.
+    columns = flags.columns()
+    return (json.dumps(columns.pop("topics")), *columns.values())
+
+
+def new_facts_insert(rows: list[tuple[object, ...]]) -> None:
+    bulk.insert_rows(
+        ReleaseFact, ("claim_id", "audit_set_id", "system", "topics", *RELEASE_FLAGS), rows
+    )
 
 
 def _keys(facts) -> Counter[Key]:
@@ -119,7 +129,7 @@ def _tally_key(system: str, flags: ReleaseFlags) -> str:
     return hashlib.sha256(json.dumps(combination).encode()).hexdigest()
 
 
-def _tallies_move(audit_set_id: int, moved: Counter[Key]) -> None:
+def release_tallies_move(audit_set_id: int, moved: Counter[Key]) -> None:
     """Add each non-zero difference to its tally, rows in key order: two writers moving the
     same tallies take their row locks in one order, after every claim lock (locks.py)."""
     changes = sorted(
@@ -181,5 +191,5 @@ def release_tallies_rebuild(*, audit_set_id: int) -> int:
         rows = facts.values("system", "topics", *RELEASE_FLAGS).annotate(n=Count("pk"))
         for row in rows.order_by():
             counted[(row["system"], ReleaseFlags.from_row(row))] += row["n"]
-        _tallies_move(audit_set_id, counted)
+        release_tallies_move(audit_set_id, counted)
     return len(counted)
