@@ -12,7 +12,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from audit import services
 from audit.models import Assignment, AuditSet, Claim, Job
 from tests.conftest import FIXTURES, import_file
-from tests.factories import UserFactory
+from tests.factories import UserFactory, default_workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -100,7 +100,7 @@ def all_url_names() -> list[tuple[str, str]]:
 def world(lead):
     reviewer_a = UserFactory(username="rev_a", role="reviewer")
     reviewer_b = UserFactory(username="rev_b", role="reviewer")
-    audit_set = AuditSet.objects.create(name="Matrix")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="Matrix")
     import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
     services.review_open(
         audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=1, by=lead

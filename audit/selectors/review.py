@@ -28,6 +28,7 @@ from audit.models import (
     Claim,
     ReviewerTally,
 )
+from audit.selectors.blindness import sets_reviewed_by
 
 # ------------------------------------------------------------------------------- review
 
@@ -154,7 +155,7 @@ def assigned_claim(*, user, pk: int) -> Claim | None:
         .filter(
             pk=pk,
             assignments__reviewer=user,
-            answer__audit_set__in=AuditSet.objects.filter(reviewers=user),
+            answer__audit_set__in=sets_reviewed_by(user=user),
         )
         .first()
     )
@@ -172,7 +173,7 @@ def split_claim_for_reviewer(*, user, pk: int) -> Claim | None:
         .filter(
             Exists(Claim.objects.filter(parent=OuterRef("pk"))),
             pk=pk,
-            answer__audit_set__in=AuditSet.objects.filter(reviewers=user),
+            answer__audit_set__in=sets_reviewed_by(user=user),
         )
         .filter(mine)
         .first()
@@ -188,7 +189,7 @@ def split_after_judging(*, user) -> QuerySet[Claim]:
         Claim.objects.filter(
             Exists(judged),
             Exists(Claim.objects.filter(parent=OuterRef("pk"))),
-            answer__audit_set__in=AuditSet.objects.filter(reviewers=user),
+            answer__audit_set__in=sets_reviewed_by(user=user),
         )
         .only("pk", "answer_id")
         .annotate(snippet=Left("text", 160), set_name=F("answer__audit_set__name"))

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from audit import judgments, selectors
 from audit.judgments import JudgmentData
 from audit.models import Adjudication, AuditSet, AuditSheet, Claim, GuidelineFlag, Passage, Severity
-from audit.roles import is_lead
+from audit.roles import leads
 from audit.services.derived import claims_changed
 from audit.services.disagreements import CompareSummary, comparable_claim_ids
 from audit.services.locks import claims_lock
@@ -56,7 +56,7 @@ def adjudication_settings_update(
     Gold already made stays; only claims without gold move in or out of the queue, or
     become unanimous gold when auto_gold is turned on.
     """
-    if not is_lead(by):
+    if not leads(by, audit_set):
         raise PermissionDenied("Only a lead can change adjudication settings.")
     if not 0.0 <= evidence_jaccard_threshold <= 1.0:
         raise ReviewError("The evidence threshold is a Jaccard index, between 0 and 1.")
@@ -95,7 +95,7 @@ def adjudication_save(
     `numbers_overridden` (with a required `numbers_override_reason`) makes the release
     criterion "every number grounded" pass this claim; saving without it clears it.
     """
-    if not is_lead(lead):
+    if not leads(lead, claim.answer.audit_set):
         raise PermissionDenied("Only a lead can adjudicate.")
     if (take is None) == (data is None):
         raise ValueError("Give either a sheet to take or merged data.")

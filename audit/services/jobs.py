@@ -24,7 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.formats import FormatError, parse_path
-from audit.models import AuditSet, Job
+from audit.models import AuditSet, Job, Workspace
 from audit.selectors.jobs import CANCEL_KEY, PROGRESS_KEY, job_is_stale
 
 logger = logging.getLogger(__name__)
@@ -49,12 +49,16 @@ def job_import_create(
     new_set_name: str,
     fmt: str,
     user,
+    workspace: Workspace | None = None,
 ) -> Job:
     """Queue the import of an uploaded answer file into a set (or a new set of that name).
 
     The upload is copied to JOBS_DIR a chunk at a time (Django has already streamed a big
-    one to a temporary file), never read whole into memory.
+    one to a temporary file), never read whole into memory. A new set is created in
+    `workspace`.
     """
+    if audit_set is None and workspace is None:
+        raise ValueError("A new set needs a workspace.")
     token = uuid.uuid4().hex
     folder = Path(settings.JOBS_DIR) / token
     folder.mkdir(parents=True, exist_ok=False)
@@ -65,6 +69,7 @@ def job_import_create(
     job = Job.objects.create(
         kind=Job.Kind.IMPORT,
         audit_set=audit_set,
+        workspace=audit_set.workspace if audit_set is not None else workspace,
         created_by=user,
         token=token,
         params={
@@ -203,7 +208,9 @@ def _import_run(job: Job) -> dict:
         audit_set = job.audit_set
         if audit_set is None:
             audit_set, _ = AuditSet.objects.get_or_create(
-                name=params["new_set_name"], defaults={"created_by": job.created_by}
+                workspace=job.workspace,
+                name=params["new_set_name"],
+                defaults={"created_by": job.created_by},
             )
         summary = answers_import(
             audit_set=audit_set,

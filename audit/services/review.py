@@ -29,7 +29,7 @@ from audit.models import (
     GuidelineFlag,
     Passage,
 )
-from audit.roles import is_lead
+from audit.roles import leads
 from audit.selectors import QUEUE_ORDER, reviewer_sheet
 from audit.services.checks import answer_claim_checks
 from audit.services.derived import claims_changed
@@ -109,8 +109,8 @@ def review_open(
     claims of an answer in order and the load stays even. Running it again tops up claims
     that have fewer than `overlap` reviewers; it never assigns a claim twice to one person.
     """
-    if not is_lead(by):
-        raise PermissionDenied("Only a lead can open a set for review.")
+    if not leads(by, audit_set):
+        raise PermissionDenied("Only a lead of its workspace can open a set for review.")
     people = list(dict.fromkeys(reviewers))
     if overlap < 1:
         raise ReviewError("Each claim needs at least one reviewer.")
@@ -513,7 +513,10 @@ def guideline_flag_raise(*, claim: Claim, user: AbstractBaseUser, comment: str) 
     comment = comment.strip()
     if not comment:
         raise ReviewError("Say what the guidelines should settle.")
-    if not is_lead(user) and not Assignment.objects.filter(claim=claim, reviewer=user).exists():
+    if (
+        not leads(user, claim.answer.audit_set)
+        and not Assignment.objects.filter(claim=claim, reviewer=user).exists()
+    ):
         raise PermissionDenied("This claim is not assigned to you.")
     return GuidelineFlag.objects.create(
         audit_set_id=claim.answer.audit_set_id, claim=claim, raised_by=user, comment=comment
@@ -545,7 +548,7 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
     audit_set = AuditSet.objects.get(answers__claims=claim)
     if claim.parent_id is not None:
         raise ReviewError("An atomic claim cannot be split further.")
-    by_lead = is_lead(by)
+    by_lead = leads(by, audit_set)
     if not by_lead and not (
         audit_set.allow_reviewer_split
         and Assignment.objects.filter(claim=claim, reviewer=by).exists()
