@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from audit import claims as claim_parsing
 from audit import judgments, roles, selectors
 from audit.judgments import Assertion, EvidenceRef, JudgmentData
-from audit.models import Adjudication, AuditSet
+from audit.models import Adjudication, AuditSet, Membership
 from audit.services.review import AtomicPart
 
 FORMATS = ("native", "alce", "ragas", "expertqa", "citeaudit")
@@ -455,3 +455,19 @@ class CompareForm(forms.Form):
         if data.get("a") and data.get("a") == data.get("b"):
             raise forms.ValidationError("Pick two different runs.")
         return data
+
+
+# -------------------------------------------------------------------------- workspaces
+
+
+class WorkspaceForm(forms.Form):
+    name = forms.CharField(max_length=100, label="New workspace")
+
+
+class InvitationForm(forms.Form):
+    email = forms.EmailField(label="Email")
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.REVIEWER)
+
+
+class MemberRoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Membership.Role.choices, label="Role")

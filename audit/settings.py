@@ -256,3 +256,27 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
+
+# ------------------------------------------------------------------------------ accounts
+# Invitation links and password-reset mails go through the default mailer. The console
+# backend (the default) prints them where the server logs; EMAIL_BACKEND=smtp sends them
+# through EMAIL_HOST (EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS).
+if os.environ.get("EMAIL_BACKEND", "console") == "smtp":
+    MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {
+                "host": os.environ.get("EMAIL_HOST", "localhost"),
+                "port": int(os.environ.get("EMAIL_PORT", "25")),
+                "username": os.environ.get("EMAIL_HOST_USER", ""),
+                "password": os.environ.get("EMAIL_HOST_PASSWORD", ""),
+                "use_tls": _env_flag("EMAIL_USE_TLS", default=False),
+            },
+        }
+    }
+else:
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "citeaudit@localhost")
+# How long an invitation link may be used (seconds); a password-reset link lives as long.
+INVITATION_MAX_AGE = int(os.environ.get("INVITATION_MAX_AGE", str(7 * 24 * 3600)))
+PASSWORD_RESET_TIMEOUT = INVITATION_MAX_AGE

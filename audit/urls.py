@@ -12,6 +12,7 @@ from audit.views import (
     reports,
     review,
     sets,
+    workspaces,
 )
 
 audit_patterns = [
@@ -63,12 +64,51 @@ audit_patterns = [
     path("claims/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("claims/<int:pk>/adjudicate/save/", adjudication.adjudicate_save, name="adjudicate-save"),
     path("claims/<int:pk>/history/", adjudication.claim_history, name="claim-history"),
+    path("workspaces/", workspaces.workspace_list, name="workspace-list"),
+    path(
+        "workspaces/<slug:slug>/members/",
+        workspaces.workspace_members,
+        name="workspace-members",
+    ),
+    path(
+        "workspaces/<slug:slug>/members/<int:pk>/",
+        workspaces.member_update,
+        name="member-update",
+    ),
+    path(
+        "workspaces/<slug:slug>/invitations/<int:pk>/revoke/",
+        workspaces.invitation_revoke,
+        name="invitation-revoke",
+    ),
+    path("invitations/<str:token>/", workspaces.invitation_accept, name="invitation-accept"),
 ]
 
 urlpatterns = [
     path("", include((audit_patterns, "audit"))),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("password/change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path(
+        "password/change/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+    path("password/reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path(
+        "password/reset/sent/",
+        auth_views.PasswordResetDoneView.as_view(),
+        name="password_reset_done",
+    ),
+    path(
+        "password/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "password/reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
     path("admin/", admin.site.urls),
 ]
 

@@ -10,7 +10,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from audit import services
-from audit.models import Assignment, AuditSet, Claim, Job
+from audit.models import Assignment, AuditSet, Claim, Job, Membership
+from audit.services import workspaces
 from tests.conftest import FIXTURES, import_file
 from tests.factories import UserFactory, default_workspace
 
@@ -78,6 +79,23 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:set-compare": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
+    # Everyone sees their own workspaces; only a site administrator creates one.
+    "audit:workspace-list": {"GET": (LOGIN, 200, 200, 200), "POST": (LOGIN, 403, 403, 403)},
+    # Members pages are for owners (the lead here is a lead, not an owner).
+    "audit:workspace-members": {"GET": (LOGIN, 403, 403, 403), "POST": (LOGIN, 403, 403, 403)},
+    "audit:member-update": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 403)},
+    "audit:invitation-revoke": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 403)},
+    # The invitation link is open to whoever holds it. Posting it signed in joins (once:
+    # the next person gets the 404 of a used link); anonymous, the empty account form is a
+    # 400.
+    "audit:invitation-accept": {"GET": (200, 200, 200, 200), "POST": (400, 302, 404, 404)},
+    "password_change": {"GET": (LOGIN, 200, 200, 200), "POST": (LOGIN, 200, 200, 200)},
+    "password_change_done": {"GET": (LOGIN, 200, 200, 200), "POST": (LOGIN, 405, 405, 405)},
+    "password_reset": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
+    "password_reset_done": {"GET": (200, 200, 200, 200), "POST": (405, 405, 405, 405)},
+    # A made-up uid and token: the page says the link is used or expired.
+    "password_reset_confirm": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
+    "password_reset_complete": {"GET": (200, 200, 200, 200), "POST": (405, 405, 405, 405)},
 }
 
 
@@ -108,7 +126,14 @@ def world(lead):
     claim = Claim.objects.filter(assignments__reviewer=reviewer_a).order_by("pk").first()
     job = Job.objects.create(kind=Job.Kind.IMPORT, audit_set=audit_set, token="matrix")
     assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
+    invitation, token = workspaces.invitation_create(
+        workspace=audit_set.workspace, email="new@example.org", role="reviewer", by=_owner()
+    )
     return {
+        "workspace": audit_set.workspace,
+        "membership": Membership.objects.get(user=reviewer_a, workspace=audit_set.workspace),
+        "invitation": invitation,
+        "token": token,
         "users": {
             "anonymous": None,
             "reviewer_a": reviewer_a,
@@ -122,18 +147,31 @@ def world(lead):
     }
 
 
+def _owner():
+    """An owner of the default workspace, who is none of the matrix's roles."""
+    owner = UserFactory(username="matrix_owner", role="owner")
+    return owner
+
+
 def _url(route: str, world: dict) -> str:
     pk_for = {
         "sets/": world["set"].pk,
         "answers/": world["answer"].pk,
         "claims/": world["claim"].pk,
         "jobs/": world["job"].pk,
+        "workspaces/<slug:slug>/members/": world["membership"].pk,
+        "workspaces/<slug:slug>/invitations/": world["invitation"].pk,
     }
     url = "/" + route
     for prefix, pk in pk_for.items():
         if url.startswith("/" + prefix):
             url = url.replace("<int:pk>", str(pk))
-    return url.replace("<str:fmt>", "jsonl")
+    return (
+        url.replace("<str:fmt>", "jsonl")
+        .replace("<slug:slug>", world["workspace"].slug)
+        .replace("<str:token>", world["token"])
+        .replace("<uidb64>/<token>", "MQ/made-up-token")
+    )
 
 
 def _status(user, method: str, url: str) -> int:
