@@ -138,7 +138,7 @@ def member_update(request: HtmxHttpRequest, slug: str, pk: int) -> HttpResponse:
             messages.success(
                 request,
                 f"Deactivated {name}: {summary.returned} unsubmitted claims went back to the "
-                f"pool; {summary.kept} submitted sheets stay.",
+                f"pool; sheets submitted and kept: {summary.kept}.",
             )
         elif action == "reactivate":
             services.member_reactivate(membership=membership, by=request.user)
