@@ -62,7 +62,8 @@ def test_owner_invites_a_reviewer_who_judges_and_is_deactivated(
     owner_page.click("text=Deactivate nina")
     flash = owner_page.inner_text("ul.messages")
     assert re.search(
-        r"Deactivated nina: \d+ unsubmitted claims went back to the pool; sheets submitted and kept: 1\.",
+        r"Deactivated nina: \d+ unsubmitted claims went back to the pool; "
+        r"sheets submitted and kept: 1\.",
         flash,
     )
     screenshot(owner_page, "workspace-members-deactivated")
