@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -111,6 +112,9 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
 ]
+
+if settings.OIDC_ENABLED:
+    urlpatterns.append(path("accounts/", include("allauth.urls")))
 
 # 400 and 500 keep Django's handlers, which render templates/400.html and 500.html.
 handler403 = "audit.views.errors.permission_denied"

@@ -339,3 +339,56 @@ def test_password_change_needs_the_old_password(reviewer_a, client_for):
     reviewer_a.refresh_from_db()
     assert (wrong.status_code, right.status_code) == (200, 302)
     assert reviewer_a.check_password("N3w-pass-4567")
+
+
+# ---------------------------------------------------------------------- single sign-on
+
+
+@pytest.mark.django_db
+def test_single_sign_on_is_off_unless_configured(client):
+    from django.conf import settings
+
+    page = client.get(reverse("login")).content.decode()
+
+    assert not settings.OIDC_ENABLED
+    assert not [app for app in settings.INSTALLED_APPS if app.startswith("allauth")]
+    assert "Sign in with" not in page
+
+
+def test_single_sign_on_configured_by_the_environment_adds_the_provider():
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "audit.settings",
+        "OIDC_SERVER_URL": "https://idp.example.org/realms/acme",
+        "OIDC_CLIENT_ID": "citeaudit",
+        "OIDC_CLIENT_SECRET": "not-a-real-secret",
+        "OIDC_NAME": "Acme SSO",
+    }
+    script = (
+        "import django; django.setup()\n"
+        "from django.conf import settings\n"
+        "from django.urls import reverse\n"
+        "from django.template.loader import render_to_string\n"
+        "from django.test import RequestFactory\n"
+        "from audit.context_processors import roles\n"
+        "app = settings.SOCIALACCOUNT_PROVIDERS['openid_connect']['APPS'][0]\n"
+        "print(reverse('openid_connect_login', kwargs={'provider_id': 'sso'}))\n"
+        "print(app['settings']['server_url'], app['client_id'])\n"
+        "print(roles(RequestFactory().get('/login/'))['oidc_name'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+
+    assert done.stderr == ""
+    assert done.stdout.splitlines() == [
+        "/accounts/oidc/sso/login/",
+        "https://idp.example.org/realms/acme citeaudit",
+        "Acme SSO",
+    ]
