@@ -19,7 +19,9 @@ from audit.models import (
     CriteriaChange,
     GuidelineFlag,
     ImportBatch,
+    Invitation,
     Job,
+    Membership,
     PairFact,
     Passage,
     Question,
@@ -29,6 +31,7 @@ from audit.models import (
     ReleaseTally,
     ReviewerTally,
     SheetFact,
+    Workspace,
 )
 from audit.services.release import release_tallies_rebuild
 
@@ -109,7 +112,8 @@ class AnswerDerivedAdmin(DerivedStateAdmin):
 
 @admin.register(AuditSet)
 class AuditSetAdmin(admin.ModelAdmin):
-    list_display = ["name", "created_by", "created_at"]
+    list_display = ["name", "workspace", "created_by", "created_at"]
+    list_filter = ["workspace"]
     search_fields = ["name"]
     filter_horizontal = ["reviewers"]
 
@@ -323,3 +327,34 @@ class ReleaseTallyAdmin(admin.ModelAdmin):
         super().delete_queryset(request, queryset)
         for set_id in set_ids:
             release_tallies_rebuild(audit_set_id=set_id)
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+    raw_id_fields = ["user"]
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "created_at"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    # Deactivating here leaves the member's open assignments in place; the members page
+    # (services.workspaces.member_deactivate) hands them back to the pool.
+    list_display = ["user", "workspace", "role", "is_active", "created_at"]
+    list_filter = ["workspace", "role", "is_active"]
+    search_fields = ["user__username"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    # The token exists only in the link sent; the admin sees its hash, never the link.
+    list_display = ["email", "workspace", "role", "created_at", "expires_at", "accepted_at"]
+    list_filter = ["workspace"]
+    readonly_fields = ["token_hash", "accepted_at", "accepted_by", "invited_by"]
