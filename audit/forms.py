@@ -18,10 +18,19 @@ from audit.services.review import AtomicPart
 FORMATS = ("native", "alce", "ragas", "expertqa", "citeaudit")
 
 
+class WorkspaceChoiceField(forms.ModelChoiceField):
+    """The workspaces where a user may create sets. With only one, it may be left out (a
+    form posted by a script, or before the page offered a choice) and means that one."""
+
+    def clean(self, value):
+        if value in self.empty_values and self.queryset.count() == 1:
+            return self.queryset.get()
+        return super().clean(value)
+
+
 def _workspace_field(user) -> forms.ModelChoiceField:
-    """The workspaces where `user` may create sets; preselected when there is only one."""
     choices = roles.lead_workspaces(user).order_by("name")
-    field = forms.ModelChoiceField(queryset=choices, label="Workspace", empty_label=None)
+    field = WorkspaceChoiceField(queryset=choices, label="Workspace", empty_label=None)
     field.initial = choices.first() if choices.count() == 1 else None
     return field
 

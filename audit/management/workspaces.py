@@ -32,14 +32,16 @@ def command_workspace(slug: str | None) -> Workspace:
     return Workspace.objects.get(slug=slugs[0])
 
 
-def set_by_name(name: str, slug: str | None) -> AuditSet:
+def set_by_name(
+    name: str, slug: str | None, missing: str = "no audit set named “{name}”"
+) -> AuditSet:
     """The set of that name: in the named workspace, or the only one of that name."""
     sets = AuditSet.objects.filter(name=name)
     if slug:
         sets = sets.filter(workspace__slug=slug)
     found = list(sets[:2])
     if not found:
-        raise CommandError(f"no audit set named “{name}”")
+        raise CommandError(missing.format(name=name))
     if len(found) > 1:
         raise CommandError(f"several workspaces have a set named “{name}”: add --workspace")
     return found[0]

@@ -28,7 +28,9 @@ class Command(BaseCommand):
         file = Path(path)
         if not file.is_file():
             raise CommandError(f"{path}: no such file")
-        audit_set = set_by_name(set_name, options.get("workspace"))
+        audit_set = set_by_name(
+            set_name, options.get("workspace"), missing="No audit set named “{name}”."
+        )
         size = file.stat().st_size
         if size > settings.IMPORT_MAX_WHOLE_BYTES:
             raise CommandError(
