@@ -392,3 +392,45 @@ def test_single_sign_on_configured_by_the_environment_adds_the_provider():
         "https://idp.example.org/realms/acme citeaudit",
         "Acme SSO",
     ]
+
+
+# ------------------------------------------------------------------------------ commands
+
+
+@pytest.mark.django_db
+def test_commands_name_the_workspace_once_there_are_several():
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    path = str(FIXTURES / "demo" / "handmade.jsonl")
+    default_workspace()
+    call_command("import_answers", path, "--set", "HR", "--workers", "0", stdout=io.StringIO())
+    legal = Workspace.objects.create(name="Legal", slug="legal")
+
+    with pytest.raises(CommandError, match=r"name the workspace with --workspace \(one of: "):
+        call_command("import_answers", path, "--set", "HR", stdout=io.StringIO())
+    call_command(
+        "import_answers",
+        path,
+        "--set",
+        "HR",
+        "--workspace",
+        "legal",
+        "--workers",
+        "0",
+        stdout=io.StringIO(),
+    )
+    with pytest.raises(CommandError, match="several workspaces have a set named “HR”"):
+        call_command("export_labels", "--set", "HR", "--format", "jsonl", stdout=io.StringIO())
+    out = io.StringIO()
+    call_command(
+        "export_labels", "--set", "HR", "--format", "jsonl", "--workspace", "legal", stdout=out
+    )
+
+    assert sorted(AuditSet.objects.values_list("workspace__slug", "name")) == [
+        ("default", "HR"),
+        ("legal", "HR"),
+    ]
+    assert AuditSet.objects.get(workspace=legal).answers.count() > 0
+    assert out.getvalue().count("\n") > 0

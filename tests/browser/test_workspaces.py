@@ -23,6 +23,7 @@ def test_owner_invites_a_reviewer_who_judges_and_is_deactivated(
 
     # The owner invites by email; the page shows the single-use link once.
     owner_page.click("nav >> text=Workspaces")
+    screenshot(owner_page, "workspace-list-1400")
     owner_page.click("text=Members and invitations")
     owner_page.fill("#id_email", "nina@example.org")
     owner_page.select_option("#id_role", "reviewer")
@@ -72,6 +73,9 @@ def test_owner_invites_a_reviewer_who_judges_and_is_deactivated(
     assert nina_page.goto(f"{live_server.url}/sets/{handmade.pk}/").status == 404
 
     lead_page = new_page(lead)
+    lead_page.goto(f"{live_server.url}/sets/new/")
+    lead_page.set_viewport_size({"width": 1024, "height": 800})
+    screenshot(lead_page, "set-create-with-workspace-1024")
     lead_page.goto(f"{live_server.url}/claims/{claim_id}/history/")
     assert "nina" in lead_page.inner_text("main")
     assert AuditSheet.objects.filter(reviewer=nina, status="submitted").count() == 1

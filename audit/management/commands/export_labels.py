@@ -1,4 +1,5 @@
-"""python manage.py export_labels --set NAME --format jsonl|audit-sheets|csv|evidence [--out PATH]
+"""python manage.py export_labels --set NAME [--workspace SLUG]
+    --format jsonl|audit-sheets|csv|evidence [--out PATH]
 
 Streams the set's labelled data to PATH, or to stdout without --out.
 """
