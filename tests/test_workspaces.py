@@ -434,3 +434,15 @@ def test_commands_name_the_workspace_once_there_are_several():
     ]
     assert AuditSet.objects.get(workspace=legal).answers.count() > 0
     assert out.getvalue().count("\n") > 0
+
+
+def test_workspace_list_counts_every_active_member_and_set(owner, reviewer_a, lead, client_for):
+    AuditSet.objects.create(workspace=default_workspace(), name="HR")
+    Workspace.objects.create(name="Legal", slug="legal")
+
+    rows = client_for(reviewer_a).get(reverse("audit:workspace-list")).context["rows"]
+
+    assert [
+        (r["workspace"].slug, r["role"], r["workspace"].members, r["workspace"].set_count)
+        for r in rows
+    ] == [("default", "Reviewer", 3, 1)]

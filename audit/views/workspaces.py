@@ -59,7 +59,11 @@ def workspace_list(request: HtmxHttpRequest) -> HttpResponse:
             "workspace_id", "role"
         )
     )
-    workspaces = roles.member_workspaces(request.user).annotate(
+    # Counted over the workspaces' own rows: member_workspaces joins the user's memberships,
+    # and counting through that join would count only the user.
+    workspaces = Workspace.objects.filter(
+        pk__in=roles.member_workspaces(request.user).values("pk")
+    ).annotate(
         members=Count("memberships", filter=Q(memberships__is_active=True), distinct=True),
         set_count=Count("sets", distinct=True),
     )
