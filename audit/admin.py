@@ -19,6 +19,7 @@ from audit.models import (
     CriteriaChange,
     GuidelineFlag,
     ImportBatch,
+    Invitation,
     Job,
     Judge,
     JudgeAcceptance,
@@ -26,6 +27,7 @@ from audit.models import (
     JudgeThresholdChange,
     JudgeVerdict,
     JudgeVersion,
+    Membership,
     PairFact,
     Passage,
     Question,
@@ -37,6 +39,7 @@ from audit.models import (
     SheetFact,
     Webhook,
     WebhookDelivery,
+    Workspace,
 )
 from audit.services.release import release_tallies_rebuild
 
@@ -117,7 +120,8 @@ class AnswerDerivedAdmin(DerivedStateAdmin):
 
 @admin.register(AuditSet)
 class AuditSetAdmin(admin.ModelAdmin):
-    list_display = ["name", "created_by", "created_at"]
+    list_display = ["name", "workspace", "created_by", "created_at"]
+    list_filter = ["workspace"]
     search_fields = ["name"]
     filter_horizontal = ["reviewers"]
 
@@ -392,3 +396,34 @@ class JudgeThresholdChangeAdmin(admin.ModelAdmin):
 @admin.register(JudgeAcceptance)
 class JudgeAcceptanceAdmin(admin.ModelAdmin):
     list_display = ["version", "by", "at", "kappa", "n_gold"]
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+    raw_id_fields = ["user"]
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "created_at"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    # Deactivating here leaves the member's open assignments in place; the members page
+    # (services.workspaces.member_deactivate) hands them back to the pool.
+    list_display = ["user", "workspace", "role", "is_active", "created_at"]
+    list_filter = ["workspace", "role", "is_active"]
+    search_fields = ["user__username"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    # The token exists only in the link sent; the admin sees its hash, never the link.
+    list_display = ["email", "workspace", "role", "created_at", "expires_at", "accepted_at"]
+    list_filter = ["workspace"]
+    readonly_fields = ["token_hash", "accepted_at", "accepted_by", "invited_by"]

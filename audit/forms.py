@@ -11,22 +11,50 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from audit import claims as claim_parsing
-from audit import judgments, selectors
+from audit import judgments, roles, selectors
 from audit.judgments import Assertion, EvidenceRef, JudgmentData
-from audit.models import Adjudication, AuditSet, Judge, JudgeRun, Webhook
+from audit.models import Adjudication, AuditSet, Judge, JudgeRun, Membership, Webhook
 from audit.services.review import AtomicPart
 
 FORMATS = ("native", "alce", "ragas", "expertqa", "citeaudit")
 
 
+class WorkspaceChoiceField(forms.ModelChoiceField):
+    """The workspaces where a user may create sets. With only one, it may be left out (a
+    form posted by a script, or before the page offered a choice) and means that one."""
+
+    def clean(self, value):
+        if value in self.empty_values and self.queryset.count() == 1:
+            return self.queryset.get()
+        return super().clean(value)
+
+
+def _workspace_field(user) -> forms.ModelChoiceField:
+    choices = roles.lead_workspaces(user).order_by("name")
+    field = WorkspaceChoiceField(queryset=choices, label="Workspace", empty_label=None)
+    field.initial = choices.first() if choices.count() == 1 else None
+    return field
+
+
 class AuditSetForm(forms.ModelForm):
     class Meta:
         model = AuditSet
-        fields = ["name", "description", "guidelines", "is_training"]
+        fields = ["workspace", "name", "description", "guidelines", "is_training"]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 8}),
         }
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["workspace"] = _workspace_field(user)
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        workspace, name = cleaned.get("workspace"), cleaned.get("name")
+        if workspace and name and AuditSet.objects.filter(workspace=workspace, name=name).exists():
+            self.add_error("name", "This workspace already has a set with this name.")
+        return cleaned
 
 
 class AuditSetEditForm(forms.ModelForm):
@@ -48,25 +76,50 @@ class AuditSetEditForm(forms.ModelForm):
             "guidelines": forms.Textarea(attrs={"rows": 14}),
         }
 
+    def clean_name(self) -> str:
+        # The name is unique within the workspace, which this form does not show: said here,
+        # not left to the database's constraint.
+        name = self.cleaned_data["name"]
+        taken = AuditSet.objects.filter(workspace_id=self.instance.workspace_id, name=name)
+        if taken.exclude(pk=self.instance.pk).exists():
+            raise forms.ValidationError("This workspace already has a set with this name.")
+        return name
+
 
 class ImportForm(forms.Form):
     audit_set = forms.ModelChoiceField(
-        queryset=AuditSet.objects.all(), required=False, label="Into set", empty_label="(new set)"
+        queryset=AuditSet.objects.none(), required=False, label="Into set", empty_label="(new set)"
     )
     new_set_name = forms.CharField(max_length=200, required=False, label="New set name")
+    # Only read for a new set: an existing set stays in its workspace.
+    workspace = forms.ModelChoiceField(queryset=None, required=False, label="New set's workspace")
     # Empty files reach the parser, whose error names the file.
     file = forms.FileField(allow_empty_file=True)
     format = forms.ChoiceField(
         choices=[("auto", "Detect")] + [(f, f) for f in FORMATS], initial="auto"
     )
 
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["audit_set"].queryset = selectors.sets_led_by(user=user)
+        workspace = _workspace_field(user)
+        workspace.required, workspace.label = False, "New set's workspace"
+        self.fields["workspace"] = workspace
+
     def clean(self) -> dict:
         cleaned = super().clean()
         chosen = cleaned.get("audit_set")
         name = (cleaned.get("new_set_name") or "").strip()
+        workspace = cleaned.get("workspace")
         if not chosen and not name:
             raise forms.ValidationError("Choose a set or name a new one.")
-        if not chosen and AuditSet.objects.filter(name=name).exists():
+        if not chosen and not workspace:
+            self.add_error("workspace", "Choose the new set's workspace.")
+        if (
+            not chosen
+            and workspace
+            and AuditSet.objects.filter(workspace=workspace, name=name).exists()
+        ):
             self.add_error("new_set_name", "A set with this name exists; choose it above.")
         cleaned["new_set_name"] = name
         return cleaned
@@ -225,9 +278,9 @@ class ReviewOpenForm(forms.Form):
         required=False, label="Reviewers may split claims into atomic facts before judging"
     )
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, audit_set: AuditSet, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["reviewers"].queryset = selectors.review_candidates()
+        self.fields["reviewers"].queryset = selectors.review_candidates(audit_set=audit_set)
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -249,7 +302,7 @@ class ReviewerReplaceForm(forms.Form):
         self.fields["leaving"].queryset = users.filter(
             assignments__claim__answer__audit_set=audit_set
         ).distinct()
-        self.fields["joining"].queryset = selectors.review_candidates()
+        self.fields["joining"].queryset = selectors.review_candidates(audit_set=audit_set)
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -573,3 +626,19 @@ class WebhookForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         initial=list(Webhook.Event.values),
     )
+
+
+# -------------------------------------------------------------------------- workspaces
+
+
+class WorkspaceForm(forms.Form):
+    name = forms.CharField(max_length=100, label="New workspace")
+
+
+class InvitationForm(forms.Form):
+    email = forms.EmailField(label="Email")
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.REVIEWER)
+
+
+class MemberRoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Membership.Role.choices, label="Role")

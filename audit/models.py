@@ -46,7 +46,9 @@ QUEUE_ORDER = ("answer_id", "queue_top", "queue_sub", "id")
 
 
 class AuditSet(models.Model):
-    name = models.CharField(max_length=200, unique=True)
+    # Unique within its workspace only: a set's name must not tell another team it exists.
+    name = models.CharField(max_length=200)
+    workspace = models.ForeignKey("Workspace", on_delete=models.PROTECT, related_name="sets")
     description = models.TextField(blank=True)
     guidelines = models.TextField(blank=True, help_text="Markdown, shown to reviewers.")
     created_by = models.ForeignKey(
@@ -103,6 +105,9 @@ class AuditSet(models.Model):
 
     class Meta:
         ordering = ["-created_at", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="set_name_per_workspace")
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -814,6 +819,11 @@ class Job(models.Model):
     audit_set = models.ForeignKey(
         AuditSet, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
     )
+    # Whose leads may follow a job that has no set yet: an import into a new set creates
+    # the set here. A job with a set belongs to the set's workspace.
+    workspace = models.ForeignKey(
+        "Workspace", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -1228,3 +1238,84 @@ class ClaimComment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.author} on claim {self.claim_id}"
+
+
+# ------------------------------------------------------------------------- workspaces
+
+
+class Workspace(models.Model):
+    """A team's sets and the people who may see them; nothing crosses between workspaces."""
+
+    DEFAULT_SLUG = "default"
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("audit:workspace-members", args=[self.slug])
+
+
+class Membership(models.Model):
+    """One person's role in one workspace. Deactivated members keep their row (and the
+    sheets they submitted stay attributed to them) but see nothing of the workspace."""
+
+    class Role(models.TextChoices):
+        OWNER = "owner", "Owner"
+        LEAD = "lead", "Lead"
+        REVIEWER = "reviewer", "Reviewer"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.REVIEWER)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "user"], name="one_membership_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.get_role_display()} in {self.workspace}"
+
+    @property
+    def leads(self) -> bool:
+        return self.role in (self.Role.OWNER, self.Role.LEAD)
+
+
+class Invitation(models.Model):
+    """A single-use, expiring link to join a workspace with a role. Only the token's
+    SHA-256 is stored: the link itself exists in the message sent to the invitee."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(
+        max_length=10, choices=Membership.Role.choices, default=Membership.Role.REVIEWER
+    )
+    token_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.workspace} as {self.role}"

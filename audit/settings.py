@@ -275,3 +275,64 @@ LOGGING = {
 # An automatic judge's endpoint that answers 429 is asked again once after its Retry-After,
 # if that is at most this many seconds; a longer wait is stored as the claim's error.
 JUDGE_MAX_RETRY_AFTER = float(os.environ.get("CITEAUDIT_JUDGE_MAX_RETRY_AFTER", "30"))
+
+# ------------------------------------------------------------------------------ accounts
+# Invitation links and password-reset mails go through the default mailer. The console
+# backend (the default) prints them where the server logs; EMAIL_BACKEND=smtp sends them
+# through EMAIL_HOST (EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS).
+if os.environ.get("EMAIL_BACKEND", "console") == "smtp":
+    MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {
+                "host": os.environ.get("EMAIL_HOST", "localhost"),
+                "port": int(os.environ.get("EMAIL_PORT", "25")),
+                "username": os.environ.get("EMAIL_HOST_USER", ""),
+                "password": os.environ.get("EMAIL_HOST_PASSWORD", ""),
+                "use_tls": _env_flag("EMAIL_USE_TLS", default=False),
+            },
+        }
+    }
+else:
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "citeaudit@localhost")
+# How long an invitation link may be used (seconds); a password-reset link lives as long.
+INVITATION_MAX_AGE = int(os.environ.get("INVITATION_MAX_AGE", str(7 * 24 * 3600)))
+PASSWORD_RESET_TIMEOUT = INVITATION_MAX_AGE
+
+# ------------------------------------------------------------------ single sign-on (OIDC)
+# Off unless OIDC_SERVER_URL and OIDC_CLIENT_ID are set: then django-allauth's OpenID
+# Connect provider adds a "Sign in with …" button to the login page. Someone signing in
+# this way for the first time gets an account with no workspace: an owner's invitation,
+# opened while signed in, gives them one. Passwords and invitations keep working alongside.
+OIDC_ENABLED = bool(os.environ.get("OIDC_SERVER_URL") and os.environ.get("OIDC_CLIENT_ID"))
+OIDC_NAME = os.environ.get("OIDC_NAME", "single sign-on")
+if OIDC_ENABLED:
+    INSTALLED_APPS += [
+        "allauth",
+        "allauth.account",
+        "allauth.socialaccount",
+        "allauth.socialaccount.providers.openid_connect",
+    ]
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("django.contrib.messages.middleware.MessageMiddleware") + 1,
+        "allauth.account.middleware.AccountMiddleware",
+    )
+    AUTHENTICATION_BACKENDS += ["allauth.account.auth_backends.AuthenticationBackend"]
+    # Only the provider's flow: the app's own login page stays the one for passwords.
+    SOCIALACCOUNT_ONLY = True
+    ACCOUNT_EMAIL_VERIFICATION = "none"
+    SOCIALACCOUNT_LOGIN_ON_GET = False
+    SOCIALACCOUNT_PROVIDERS = {
+        "openid_connect": {
+            "APPS": [
+                {
+                    "provider_id": "sso",
+                    "name": OIDC_NAME,
+                    "client_id": os.environ["OIDC_CLIENT_ID"],
+                    "secret": os.environ.get("OIDC_CLIENT_SECRET", ""),
+                    "settings": {"server_url": os.environ["OIDC_SERVER_URL"]},
+                }
+            ]
+        }
+    }

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -15,6 +16,7 @@ from audit.views import (
     review,
     sets,
     webhooks,
+    workspaces,
 )
 
 audit_patterns = [
@@ -86,14 +88,56 @@ audit_patterns = [
     path("sets/<int:pk>/calibration/pause/", calibration.reviewer_pause, name="reviewer-pause"),
     path("claims/<int:pk>/comments/", calibration.comment_create, name="comment-create"),
     path("sets/<int:pk>/flags/", calibration.flag_settle, name="flag-settle"),
+    path("workspaces/", workspaces.workspace_list, name="workspace-list"),
+    path(
+        "workspaces/<slug:slug>/members/",
+        workspaces.workspace_members,
+        name="workspace-members",
+    ),
+    path(
+        "workspaces/<slug:slug>/members/<int:pk>/",
+        workspaces.member_update,
+        name="member-update",
+    ),
+    path(
+        "workspaces/<slug:slug>/invitations/<int:pk>/revoke/",
+        workspaces.invitation_revoke,
+        name="invitation-revoke",
+    ),
+    path("invitations/<str:token>/", workspaces.invitation_accept, name="invitation-accept"),
 ]
 
 urlpatterns = [
     path("", include((audit_patterns, "audit"))),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("password/change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path(
+        "password/change/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+    path("password/reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path(
+        "password/reset/sent/",
+        auth_views.PasswordResetDoneView.as_view(),
+        name="password_reset_done",
+    ),
+    path(
+        "password/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "password/reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
     path("admin/", admin.site.urls),
 ]
+
+if settings.OIDC_ENABLED:
+    urlpatterns.append(path("accounts/", include("allauth.urls")))
 
 # 400 and 500 keep Django's handlers, which render templates/400.html and 500.html.
 handler403 = "audit.views.errors.permission_denied"

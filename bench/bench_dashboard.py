@@ -69,10 +69,11 @@ def _setup(database_url: str) -> None:
 
 
 def _build(n_claims: int) -> tuple[int, object]:
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
     from django.db import transaction
 
-    from audit import matching, roles
+    from audit import matching
+    from audit.management.workspaces import command_workspace, grant
     from audit.models import (
         Adjudication,
         Answer,
@@ -90,9 +91,9 @@ def _build(n_claims: int) -> tuple[int, object]:
     rng = random.Random(7)
     spans = matching.sentence_spans(PASSAGE)
     lead = User.objects.create_user("lead", password="x")
-    lead.groups.add(Group.objects.get(name=roles.LEAD))
+    grant(lead, "lead")
     reviewers = [User.objects.create_user(name, password="x") for name in ("rev_a", "rev_b")]
-    audit_set = AuditSet.objects.create(name="Bench", overlap=2)
+    audit_set = AuditSet.objects.create(workspace=command_workspace(None), name="Bench", overlap=2)
     judge = Rater.objects.create(name="nli-bench", kind=Rater.Kind.AUTOMATIC)
     n_answers = n_claims // CLAIMS_PER_ANSWER
 

@@ -58,9 +58,10 @@ def _setup(database_url: str) -> None:
 
 def build(n_answers: int, seed: int = 7) -> tuple[int, int]:
     """Write the synthetic set; returns (claims, sheets)."""
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
     from django.core.management import call_command
 
+    from audit.management.workspaces import command_workspace, grant
     from audit.models import (
         Adjudication,
         Answer,
@@ -72,14 +73,13 @@ def build(n_answers: int, seed: int = 7) -> tuple[int, int]:
         Passage,
         Question,
     )
-    from audit.roles import LEAD
 
     call_command("migrate", verbosity=0)
     rng = random.Random(seed)
-    audit_set = AuditSet.objects.create(name=SET_NAME)
+    audit_set = AuditSet.objects.create(workspace=command_workspace(None), name=SET_NAME)
     people = User.objects.bulk_create([User(username=name) for name in ("rev_a", "rev_b", "lead")])
     rev_a, rev_b, lead = (User.objects.get(username=u.username) for u in people)
-    lead.groups.add(Group.objects.get_or_create(name=LEAD)[0])
+    grant(lead, "lead")
     t0 = datetime(2025, 1, 1, tzinfo=UTC)
     n_claims = n_sheets = 0
     for first in range(0, n_answers, CHUNK):

@@ -169,6 +169,7 @@ def main() -> None:
 
     from audit import services
     from audit.formats import parse_file
+    from audit.management.workspaces import command_workspace
     from audit.models import AuditSet, Claim
 
     call_command("migrate", verbosity=0)
@@ -195,7 +196,7 @@ def main() -> None:
                 f"(largest worker {kids:.0f} MB), {_load()}: {output}"
             )
             continue
-        audit_set = AuditSet.objects.create(name=name)
+        audit_set = AuditSet.objects.create(workspace=command_workspace(None), name=name)
         start = time.perf_counter()
         parsed = parse_file(path.read_bytes(), filename, max_bytes=10**10)
         summary = services.answers_import(

@@ -50,13 +50,14 @@ def main() -> None:
         call_command("migrate", verbosity=0)
         from audit import services
         from audit.formats import parse_file
+        from audit.management.workspaces import command_workspace
         from audit.models import Adjudication, AuditSet, Claim, JudgeRun
         from audit.selectors.judges import judge_calibration, run_cost
         from audit.services import judges
         from tests.fake_llm import FakeLLM
 
         lead = User.objects.create_user("lead", password="x")
-        audit_set = AuditSet.objects.create(name="Bench")
+        audit_set = AuditSet.objects.create(workspace=command_workspace(None), name="Bench")
         lines = []
         for i in range(args.claims // 10):
             answer = " ".join(f"Employees get {20 + k} days of leave. [1]" for k in range(10))

@@ -48,14 +48,15 @@ def _p95(values: list[float]) -> float:
 def _build(args: argparse.Namespace) -> tuple:
     """Import the synthetic set, open review for two reviewers, submit half of A's sheets."""
     from bench_import import make_alce
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
     from django.db import connection
 
     from audit import services
     from audit.formats import parse_file
+    from audit.management.workspaces import command_workspace, grant
     from audit.models import AuditSet, AuditSheet, Claim
 
-    audit_set = AuditSet.objects.create(name="Scale")
+    audit_set = AuditSet.objects.create(workspace=command_workspace(None), name="Scale")
     half = args.answers // 2
     import_times = []
     for part in range(2):
@@ -77,11 +78,10 @@ def _build(args: argparse.Namespace) -> tuple:
         f"more; {claims} claims"
     )
 
-    group = Group.objects.get(name="reviewer")
     reviewers = []
     for name in ("scale_a", "scale_b"):
         user = User.objects.create_user(name, password="x")
-        user.groups.add(group)
+        grant(user, "reviewer")
         reviewers.append(user)
     lead = User.objects.create_superuser("scale_lead", password="x")
     start = time.perf_counter()

@@ -31,19 +31,19 @@ ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "fault-test-password"
 SETUP = """
 import django; django.setup()
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from audit import services
 from audit.formats import parse_file
 from audit.models import AuditSet
+from audit.management.workspaces import command_workspace, grant
 data = open("fixtures/demo/handmade.jsonl", "rb").read()
-audit_set = AuditSet.objects.create(name="Fault test")
+audit_set = AuditSet.objects.create(workspace=command_workspace(None), name="Fault test")
 services.answers_import(audit_set=audit_set, parsed=parse_file(data, "handmade.jsonl"),
                         filename="handmade.jsonl", sha256="x")
-group = Group.objects.get(name="reviewer")
 users = []
 for i in range({reviewers}):
     user = User.objects.create_user(f"fault{{i}}", password="{password}")
-    user.groups.add(group)
+    grant(user, "reviewer")
     users.append(user)
 lead = User.objects.create_superuser("faultlead", password="{password}")
 services.review_open(audit_set=audit_set, reviewers=users, overlap={overlap}, by=lead)

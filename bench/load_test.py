@@ -56,15 +56,16 @@ def prepare(answers: int, reviewers: int) -> int:
 
     django.setup()
     from bench_import import make_alce
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
     from django.core.management import call_command
 
     from audit import services
     from audit.formats import parse_file
+    from audit.management.workspaces import command_workspace, grant
     from audit.models import AuditSet
 
     call_command("migrate", verbosity=0)
-    audit_set = AuditSet.objects.create(name="Load test")
+    audit_set = AuditSet.objects.create(workspace=command_workspace(None), name="Load test")
     payload = json.dumps(make_alce(answers)).encode()
     services.answers_import(
         audit_set=audit_set,
@@ -72,11 +73,10 @@ def prepare(answers: int, reviewers: int) -> int:
         filename="load.json",
         sha256="load",
     )
-    group = Group.objects.get(name="reviewer")
     users = []
     for i in range(reviewers):
         user = User.objects.create_user(f"load{i:02d}", password=PASSWORD)
-        user.groups.add(group)
+        grant(user, "reviewer")
         users.append(user)
     lead = User.objects.create_superuser("loadlead", password=PASSWORD)
     services.review_open(audit_set=audit_set, reviewers=users, overlap=2, by=lead)

@@ -35,21 +35,22 @@ from fault_test import PASSWORD, _free_port, _login, _start  # noqa: E402
 
 SETUP = """
 import django; django.setup()
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from audit import services
 from audit.models import AuditSet
+from audit.management.workspaces import command_workspace, grant
 from tests.factories import answer_with_claims
-reviewer = Group.objects.get(name="reviewer")
-lead_group = Group.objects.get(name="lead")
-def person(name, group):
+def person(name, role):
     user = User.objects.create_user(name, password="{password}")
-    user.groups.add(group)
+    grant(user, role)
     return user
-people = [person(f"race{{i}}", reviewer) for i in range(4)]
-leads = [person(f"racelead{{i}}", lead_group) for i in range(2)]
+people = [person(f"race{{i}}", "reviewer") for i in range(4)]
+leads = [person(f"racelead{{i}}", "lead") for i in range(2)]
 sets = []
 for overlap in (4, 2, 2, 2):
-    audit_set = AuditSet.objects.create(name=f"Race {{len(sets)}}", auto_gold=True)
+    audit_set = AuditSet.objects.create(
+        workspace=command_workspace(None), name=f"Race {{len(sets)}}", auto_gold=True
+    )
     _, claims = answer_with_claims(audit_set, {rounds})
     services.review_open(audit_set=audit_set, reviewers=people[:overlap], overlap=overlap,
                          by=leads[0])

@@ -130,13 +130,11 @@ def start_worker(transactional_db):
 
 @pytest.fixture
 def role_groups(transactional_db):
-    # A transactional test starts after earlier ones flushed the groups the migration made.
-    from django.contrib.auth.models import Group
+    # A transactional test starts after earlier ones flushed the default workspace the
+    # migration made; the factories make it again, this makes it before anything else.
+    from tests.factories import default_workspace
 
-    from audit import roles
-
-    for name in (roles.REVIEWER, roles.LEAD):
-        Group.objects.get_or_create(name=name)
+    default_workspace()
 
 
 @pytest.fixture

@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 import factory
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from audit import services
-from audit.models import Answer, Assignment, AuditSet, AuditSheet, Claim, Passage, Question
+from audit.models import (
+    Answer,
+    Assignment,
+    AuditSet,
+    AuditSheet,
+    Claim,
+    Membership,
+    Passage,
+    Question,
+    Workspace,
+)
 from audit.services import EvidenceRef, SheetData
 from audit.services.facts import agreement_facts_refresh
 
 
+def default_workspace() -> Workspace:
+    """The workspace the migration creates (made again after a transactional test's flush)."""
+    return Workspace.objects.get_or_create(
+        slug=Workspace.DEFAULT_SLUG, defaults={"name": "Default"}
+    )[0]
+
+
 class UserFactory(factory.django.DjangoModelFactory):
+    """A user; `role="lead"` (or owner, reviewer) makes them a member of the default
+    workspace with that role."""
+
     class Meta:
         model = User
         django_get_or_create = ("username",)
@@ -25,7 +45,9 @@ class UserFactory(factory.django.DjangoModelFactory):
         if create:
             self.save()
         if create and extracted:
-            self.groups.add(Group.objects.get(name=extracted))
+            Membership.objects.update_or_create(
+                workspace=default_workspace(), user=self, defaults={"role": extracted}
+            )
 
 
 class AuditSetFactory(factory.django.DjangoModelFactory):
@@ -33,6 +55,7 @@ class AuditSetFactory(factory.django.DjangoModelFactory):
         model = AuditSet
 
     name = factory.Sequence(lambda n: f"Set {n}")
+    workspace = factory.LazyFunction(default_workspace)
     guidelines = "Judge against the cited passages only."
 
 

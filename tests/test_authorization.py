@@ -10,10 +10,11 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from audit import services
-from audit.models import Assignment, AuditSet, Claim, Job, JudgeRun, Webhook
+from audit.models import Assignment, AuditSet, Claim, Job, JudgeRun, Membership, Webhook, Workspace
+from audit.services import workspaces
 from audit.services.judges import judge_create
 from tests.conftest import FIXTURES, import_file
-from tests.factories import UserFactory
+from tests.factories import UserFactory, default_workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -110,6 +111,23 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:flag-settle": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
+    # Everyone sees their own workspaces; only a site administrator creates one.
+    "audit:workspace-list": {"GET": (LOGIN, 200, 200, 200), "POST": (LOGIN, 403, 403, 403)},
+    # Members pages are for owners (the lead here is a lead, not an owner).
+    "audit:workspace-members": {"GET": (LOGIN, 403, 403, 403), "POST": (LOGIN, 403, 403, 403)},
+    "audit:member-update": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 403)},
+    "audit:invitation-revoke": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 403, 403, 403)},
+    # The invitation link is open to whoever holds it. Posting it signed in joins (once:
+    # the next person gets the 404 of a used link); anonymous, the empty account form is a
+    # 400.
+    "audit:invitation-accept": {"GET": (200, 200, 200, 200), "POST": (400, 302, 404, 404)},
+    "password_change": {"GET": (LOGIN, 200, 200, 200), "POST": (LOGIN, 200, 200, 200)},
+    "password_change_done": {"GET": (LOGIN, 200, 200, 200), "POST": (LOGIN, 405, 405, 405)},
+    "password_reset": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
+    "password_reset_done": {"GET": (200, 200, 200, 200), "POST": (405, 405, 405, 405)},
+    # A made-up uid and token: the page says the link is used or expired.
+    "password_reset_confirm": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
+    "password_reset_complete": {"GET": (200, 200, 200, 200), "POST": (405, 405, 405, 405)},
 }
 
 
@@ -132,7 +150,7 @@ def all_url_names() -> list[tuple[str, str]]:
 def world(lead):
     reviewer_a = UserFactory(username="rev_a", role="reviewer")
     reviewer_b = UserFactory(username="rev_b", role="reviewer")
-    audit_set = AuditSet.objects.create(name="Matrix")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="Matrix")
     import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
     services.review_open(
         audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=1, by=lead
@@ -151,7 +169,19 @@ def world(lead):
         audit_set=audit_set, url="http://127.0.0.1:9/", secret="s", events=["set.reviewed"]
     )
     assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
+    owner = _owner()
+    # One invitation to withdraw, another to accept: the matrix withdraws before accepting.
+    invitation, _ = workspaces.invitation_create(
+        workspace=audit_set.workspace, email="gone@example.org", role="reviewer", by=owner
+    )
+    _, token = workspaces.invitation_create(
+        workspace=audit_set.workspace, email="new@example.org", role="reviewer", by=owner
+    )
     return {
+        "workspace": audit_set.workspace,
+        "membership": Membership.objects.get(user=reviewer_a, workspace=audit_set.workspace),
+        "invitation": invitation,
+        "token": token,
         "users": {
             "anonymous": None,
             "reviewer_a": reviewer_a,
@@ -168,6 +198,12 @@ def world(lead):
     }
 
 
+def _owner():
+    """An owner of the default workspace, who is none of the matrix's roles."""
+    owner = UserFactory(username="matrix_owner", role="owner")
+    return owner
+
+
 def _url(route: str, world: dict) -> str:
     pk_for = {
         "sets/": world["set"].pk,
@@ -177,12 +213,19 @@ def _url(route: str, world: dict) -> str:
         "judges/": world["judge"].pk,
         "judge-runs/": world["run"].pk,
         "webhooks/": world["webhook"].pk,
+        "workspaces/<slug:slug>/members/": world["membership"].pk,
+        "workspaces/<slug:slug>/invitations/": world["invitation"].pk,
     }
     url = "/" + route
     for prefix, pk in pk_for.items():
         if url.startswith("/" + prefix):
             url = url.replace("<int:pk>", str(pk))
-    return url.replace("<str:fmt>", "jsonl")
+    return (
+        url.replace("<str:fmt>", "jsonl")
+        .replace("<slug:slug>", world["workspace"].slug)
+        .replace("<str:token>", world["token"])
+        .replace("<uidb64>/<token>", "MQ/made-up-token")
+    )
 
 
 def _status(user, method: str, url: str) -> int:
@@ -198,6 +241,8 @@ def test_every_url_pattern_has_an_entry():
 
     assert sorted(names - set(MATRIX)) == []
     assert sorted(set(MATRIX) - names) == []
+    assert sorted(names - set(WORKSPACE_MATRIX)) == []
+    assert sorted(set(WORKSPACE_MATRIX) - names) == []
 
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
@@ -317,3 +362,120 @@ def test_htmx_request_from_an_ended_session_gets_401_not_the_login_page(world, m
         name: 401 if MATRIX[name][method][0] == LOGIN else MATRIX[name][method][0]
         for name in statuses
     }
+
+
+# ------------------------------------------------------------------------ workspace axis
+
+WS_ROLES = ("stranger", "reviewer_a", "lead_a", "owner_a", "lead_b", "admin")
+EVERYONE = (200,) * 6
+NOT_A_FORM = NOT_A_PAGE = (405,) * 6
+LEADS_ANYWHERE = (403, 403, 200, 200, 200, 200)
+SET_MEMBERS = (404, 200, 200, 200, 404, 200)
+SET_MEMBERS_302 = (404, 302, 302, 302, 404, 302)
+LEAD_PAGE = (403, 403, 200, 200, 404, 200)
+LEAD_ACTION = (403, 403, 302, 302, 404, 302)
+ASSIGNEE = (404, 200, 404, 404, 404, 404)
+ASSIGNEE_302 = (404, 302, 404, 404, 404, 404)
+# An empty post to the members page shows its invitation form again.
+OWNER_PAGE = {"GET": (403, 403, 403, 200, 403, 200), "POST": (403, 403, 403, 200, 403, 200)}
+
+# url name: {method: (stranger, reviewer of A, lead of A, owner of A, lead of B, site
+# admin)}, every object in workspace A. The stranger is signed in and a member of nothing;
+# workspace B has its own lead and set. A lead of B gets the 404 a stranger gets on A's
+# objects wherever a lead page is open to them at all; a user who leads nowhere gets the
+# lead pages' 403 before any lookup.
+WORKSPACE_MATRIX: dict[str, dict[str, tuple[int, ...]]] = {
+    "audit:home": {"GET": EVERYONE, "POST": EVERYONE},
+    "audit:set-list": {"GET": EVERYONE, "POST": NOT_A_FORM},
+    # Creating and importing: a lead of any workspace (each picks among their own).
+    "audit:set-create": {"GET": LEADS_ANYWHERE, "POST": LEADS_ANYWHERE},
+    "audit:import": {"GET": LEADS_ANYWHERE, "POST": LEADS_ANYWHERE},
+    "audit:job-list": {"GET": LEADS_ANYWHERE, "POST": NOT_A_FORM},
+    # Pages of a set for its members: a stranger and a lead of B get the same 404.
+    "audit:set-detail": {"GET": SET_MEMBERS, "POST": NOT_A_FORM},
+    "audit:label-distribution": {"GET": SET_MEMBERS, "POST": NOT_A_FORM},
+    "audit:answer-detail": {"GET": SET_MEMBERS, "POST": NOT_A_FORM},
+    "audit:review-continue": {"GET": SET_MEMBERS_302, "POST": SET_MEMBERS_302},
+    # Lead pages of A's objects.
+    "audit:set-progress": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:set-claims": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:claims-mark-answering": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},
+    "audit:review-open": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:reviewer-replace": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},
+    "audit:adjudication-queue": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:adjudication-settings": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:agreement": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:agreement-claims": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:verdicts-upload": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:set-export": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
+    "audit:set-report": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
+    # Without ?system=&criterion= even a lead of A gets a 404.
+    "audit:set-report-claims": {"GET": (403, 403, 404, 404, 404, 404), "POST": NOT_A_FORM},
+    "audit:set-criteria": {"GET": LEAD_PAGE, "POST": LEAD_ACTION},
+    "audit:set-compare": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
+    "audit:job-detail": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
+    "audit:job-cancel": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},
+    "audit:job-retry": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},
+    "audit:adjudicate": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:adjudicate-save": {"GET": NOT_A_PAGE, "POST": (403, 403, 400, 400, 404, 400)},
+    "audit:claim-history": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    # The claim is assigned to reviewer A alone.
+    "audit:review-claim": {"GET": ASSIGNEE, "POST": ASSIGNEE},
+    "audit:review-save": {"GET": NOT_A_PAGE, "POST": (404, 400, 404, 404, 404, 404)},
+    "audit:review-submit": {"GET": NOT_A_PAGE, "POST": ASSIGNEE},
+    "audit:review-reopen": {"GET": NOT_A_PAGE, "POST": ASSIGNEE_302},
+    "audit:flag-raise": {"GET": NOT_A_PAGE, "POST": ASSIGNEE_302},
+    # Leads of A split; reviewer A may not in this set (403); anyone else: no such claim.
+    "audit:claim-split": {
+        "GET": (404, 403, 200, 200, 404, 200),
+        "POST": (404, 403, 200, 200, 404, 200),
+    },
+    "audit:workspace-list": {"GET": EVERYONE, "POST": (403, 403, 403, 403, 403, 200)},
+    "audit:workspace-members": OWNER_PAGE,
+    # An empty post names no role: 400 for those allowed to post at all.
+    "audit:member-update": {"GET": NOT_A_PAGE, "POST": (403, 403, 403, 400, 403, 400)},
+    "audit:invitation-revoke": {"GET": NOT_A_PAGE, "POST": (403, 403, 403, 302, 403, 302)},
+    # Whoever holds the link may join, once: the stranger joins, then it is used.
+    "audit:invitation-accept": {"GET": EVERYONE, "POST": (302, 404, 404, 404, 404, 404)},
+    "login": {"GET": EVERYONE, "POST": EVERYONE},
+    "logout": {"GET": NOT_A_PAGE, "POST": (302,) * 6},
+    "password_change": {"GET": EVERYONE, "POST": EVERYONE},
+    "password_change_done": {"GET": EVERYONE, "POST": NOT_A_FORM},
+    "password_reset": {"GET": EVERYONE, "POST": EVERYONE},
+    "password_reset_done": {"GET": EVERYONE, "POST": NOT_A_FORM},
+    "password_reset_confirm": {"GET": EVERYONE, "POST": EVERYONE},
+    "password_reset_complete": {"GET": EVERYONE, "POST": NOT_A_FORM},
+}
+
+
+@pytest.fixture
+def workspaces_world(world):
+    workspace_a = world["workspace"]
+    workspace_b = Workspace.objects.create(name="Legal", slug="legal")
+    lead_b = UserFactory(username="lead_b")
+    Membership.objects.create(workspace=workspace_b, user=lead_b, role="lead")
+    AuditSet.objects.create(workspace=workspace_b, name="Legal answers")
+    owner_a = UserFactory(username="owner_a")
+    Membership.objects.create(workspace=workspace_a, user=owner_a, role="owner")
+    users = {
+        "stranger": UserFactory(username="stranger"),
+        "reviewer_a": world["users"]["reviewer_a"],
+        "lead_a": world["users"]["lead"],
+        "owner_a": owner_a,
+        "lead_b": lead_b,
+        "admin": UserFactory(username="root", is_superuser=True, is_staff=True),
+    }
+    return {**world, "users": users}
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_every_url_answers_each_workspace_role_as_written(workspaces_world, method):
+    actual, expected = {}, {}
+    for name, route in all_url_names():
+        url = _url(route, workspaces_world)
+        actual[name] = tuple(
+            _status(workspaces_world["users"][role], method, url) for role in WS_ROLES
+        )
+        expected[name] = WORKSPACE_MATRIX.get(name, {}).get(method)
+
+    assert actual == expected

@@ -30,6 +30,7 @@ from audit.models import (
 from audit.services.derived import set_changed
 from audit.services.release import release_tallies_rebuild
 from tests.conftest import FIXTURES, import_file
+from tests.factories import default_workspace
 from tests.test_import_fuzz import IMPORTS, SAMPLES, _lines, _native
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +91,7 @@ def _import_bytes(audit_set: AuditSet, name: str, data: bytes) -> None:
 
 @pytest.mark.parametrize("path", [*SAMPLES, FIXTURES / "demo" / "handmade.jsonl"], ids=str)
 def test_imported_derived_rows_equal_a_rebuild(path):
-    audit_set = AuditSet.objects.create(name="set")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="set")
 
     import_file(audit_set, path)
 
@@ -101,7 +102,7 @@ def test_imported_derived_rows_equal_a_rebuild(path):
 
 @pytest.mark.parametrize("case", sorted(IMPORTS))
 def test_hostile_imports_derive_what_a_rebuild_derives(case):
-    audit_set = AuditSet.objects.create(name="set")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="set")
 
     _import_bytes(audit_set, f"{case}.jsonl", IMPORTS[case])
 
@@ -109,7 +110,7 @@ def test_hostile_imports_derive_what_a_rebuild_derives(case):
 
 
 def test_answers_whose_citations_all_fail_are_flagged_as_a_rebuild_flags_them():
-    audit_set = AuditSet.objects.create(name="set")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="set")
     lines = [
         # Cites a passage that does not say it.
         _native(question_id="q1", answer="Zebras fly south [1].", metadata={"topics": ["HR"]}),
@@ -146,7 +147,7 @@ def test_answers_whose_citations_all_fail_are_flagged_as_a_rebuild_flags_them():
 
 
 def test_a_second_import_into_the_set_moves_its_tallies_as_a_rebuild_does():
-    audit_set = AuditSet.objects.create(name="set")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="set")
     first = [_native(question_id=f"q{i}", answer_id=f"a{i}") for i in range(4)]
     second = [
         _native(question_id=f"q{i}", answer_id=f"b{i}", answer="Zebras fly [1].") for i in range(3)
@@ -228,7 +229,9 @@ _SET_NUMBERS = itertools.count()
 )
 @given(records=_records())
 def test_random_imports_derive_what_a_rebuild_derives(records):
-    audit_set = AuditSet.objects.create(name=f"random {next(_SET_NUMBERS)}")
+    audit_set = AuditSet.objects.create(
+        workspace=default_workspace(), name=f"random {next(_SET_NUMBERS)}"
+    )
 
     _import_bytes(audit_set, "random.jsonl", _lines(*records))
 

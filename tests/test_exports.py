@@ -35,7 +35,7 @@ from audit.models import (
 from audit.services import AtomicPart, planner
 from audit.services.exports import export_stream
 from tests.conftest import import_file
-from tests.factories import claim_at
+from tests.factories import claim_at, default_workspace
 from tests.formats.helpers import as_citeaudit_v1, jsonl, native_line
 
 pytestmark = pytest.mark.django_db
@@ -751,7 +751,7 @@ def test_export_labels_reports_an_unwritable_path(reviewed, tmp_path):
 
 
 def test_every_export_of_an_empty_set(db):
-    empty = AuditSet.objects.create(name="Empty")
+    empty = AuditSet.objects.create(workspace=default_workspace(), name="Empty")
 
     assert _export(empty, "jsonl") == ""
     assert _export(empty, "audit-sheets") == "[]\n"
@@ -777,7 +777,7 @@ def test_a_marker_numbered_0_survives_the_round_trip(audit_set, tmp_path):
     audit_set.delete()
 
     services.answers_import(
-        audit_set=AuditSet.objects.create(name="Again"),
+        audit_set=AuditSet.objects.create(workspace=default_workspace(), name="Again"),
         parsed=parse_file(first.encode(), "again.jsonl"),
         filename="again.jsonl",
         sha256="y",

@@ -29,6 +29,7 @@ from audit.models import (
 from audit.services import answer_content_hash, answers_import, claim_checks_recompute
 from audit.services.checks import answer_claim_checks
 from tests.conftest import FIXTURES, import_file
+from tests.factories import default_workspace
 from tests.test_import_fuzz import HOSTILE, IMPORTS, SAMPLES, _lines, _native
 
 pytestmark = pytest.mark.django_db
@@ -155,8 +156,8 @@ def _raw_json(audit_set: AuditSet) -> list[tuple]:
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_fast_path_stores_what_the_model_layer_stored(path):
-    fast = AuditSet.objects.create(name="fast")
-    reference = AuditSet.objects.create(name="reference")
+    fast = AuditSet.objects.create(workspace=default_workspace(), name="fast")
+    reference = AuditSet.objects.create(workspace=default_workspace(), name="reference")
 
     import_file(fast, path)
     _model_layer_import(reference, path)

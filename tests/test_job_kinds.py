@@ -24,7 +24,7 @@ from audit.selectors.jobs import PROGRESS_KEY, export_path
 from audit.services import jobs
 from audit.services.exports import EXPORT_FORMATS
 from tests.conftest import FIXTURES, import_file, run_queued_jobs
-from tests.factories import UserFactory, claim_at, evidence_ref, submit_sheet
+from tests.factories import UserFactory, claim_at, default_workspace, evidence_ref, submit_sheet
 from tests.formats.helpers import jsonl, native_line
 from tests.test_exports import _export
 
@@ -314,7 +314,7 @@ def test_a_verdict_job_that_fails_writes_nothing_and_names_the_place(lead, handm
 @pytest.mark.usefixtures("role_groups")
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_process_runs_every_kind_of_job(lead, start_worker):
-    audit_set = AuditSet.objects.create(name="Worked")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="Worked")
     import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
     data = _verdicts(
         {"judge": "nli", "answer_id": "hm-1-a", "claim_index": 0, "judgment": "supported"}
@@ -378,7 +378,7 @@ def test_the_job_list_names_each_kind_and_counts_in_its_own_unit(
 @pytest.mark.django_db(transaction=True)
 def test_kill_9_of_the_worker_mid_rematch_keeps_every_old_check(lead, settings, start_worker):
     n = 200
-    audit_set = AuditSet.objects.create(name="Killed")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="Killed")
     data = jsonl(*(native_line(question_id=f"q{i}", answer_id=f"a{i}") for i in range(n)))
     services.answers_import(
         audit_set=audit_set,

@@ -17,6 +17,7 @@ from audit.models import Answer, AuditSet, Claim, Job
 from audit.selectors.jobs import CANCEL_KEY, PROGRESS_KEY
 from audit.services import imports, jobs
 from tests.conftest import FIXTURES, run_queued_jobs
+from tests.factories import default_workspace
 from tests.formats.helpers import jsonl, native_line
 
 
@@ -27,6 +28,7 @@ def _queue(lead, data: bytes, name: str = "answers.jsonl", set_name: str = "Uplo
         new_set_name=set_name,
         fmt="auto",
         user=lead,
+        workspace=default_workspace(),
     )
 
 

@@ -23,7 +23,7 @@ from audit import services
 from audit.models import AuditSet, Claim, Webhook, WebhookDelivery
 from audit.services.webhooks import webhook_deliver
 from tests.conftest import run_queued_jobs
-from tests.factories import claim_at, submit_sheet
+from tests.factories import claim_at, default_workspace, submit_sheet
 from tests.formats.helpers import jsonl, native_line
 
 pytestmark = pytest.mark.django_db
@@ -269,7 +269,11 @@ def test_only_hooks_of_the_set_listening_for_the_event_are_sent_it(
 ):
     listening = _hook(opened, receiver, "set.reviewed")
     _hook(opened, receiver, "import.finished")
-    _hook(AuditSet.objects.create(name="Other"), receiver, "set.reviewed")
+    _hook(
+        AuditSet.objects.create(workspace=default_workspace(), name="Other"),
+        receiver,
+        "set.reviewed",
+    )
 
     with django_capture_on_commit_callbacks(execute=True):
         services.webhooks_fire(audit_set_id=opened.pk, event="set.reviewed", data={})
@@ -373,7 +377,7 @@ def test_a_finished_import_job_is_sent(
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_process_delivers_and_retries_after_a_500(receiver, settings, start_worker):
     settings.WEBHOOK_RETRY_SECONDS = 0
-    audit_set = AuditSet.objects.create(name="Hooked")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="Hooked")
     hook = _hook(audit_set, receiver, "set.reviewed")
     receiver.answers = [500]
 

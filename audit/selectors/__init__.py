@@ -22,6 +22,8 @@ from audit.selectors.blindness import (
     blind_claim_ids,
     blind_claims,
     is_blind,
+    sets_led_by,
+    sets_reviewed_by,
     sets_visible_to,
     visible_sheets,
 )
@@ -107,6 +109,8 @@ __all__ = [
     "is_blind",
     "visible_sheets",
     "sets_visible_to",
+    "sets_led_by",
+    "sets_reviewed_by",
     "set_list_rows",
     "answer_rows",
     "set_for_user",

@@ -26,7 +26,7 @@ from audit.models import (
     AuditSheet,
     Claim,
 )
-from audit.selectors.blindness import blind_claims, visible_sheets
+from audit.selectors.blindness import blind_claims, sets_led_by, visible_sheets
 
 # ------------------------------------------------------------------------- adjudication
 
@@ -128,10 +128,11 @@ def lead_decided(*, claim: Claim) -> bool:
     return Adjudication.objects.filter(claim=claim, lead__isnull=False).exists()
 
 
-def lead_claim(*, pk: int) -> Claim | None:
+def lead_claim(*, user, pk: int) -> Claim | None:
+    """The claim if it is in a set the user leads, else None (the view answers 404)."""
     return (
         Claim.objects.select_related("answer__question", "answer__audit_set", "parent")
-        .filter(pk=pk)
+        .filter(pk=pk, answer__audit_set__in=sets_led_by(user=user))
         .first()
     )
 

@@ -9,6 +9,7 @@ from django.db.models import (
     QuerySet,
 )
 
+from audit import roles
 from audit.models import (
     Assignment,
     AuditSet,
@@ -16,7 +17,6 @@ from audit.models import (
     Claim,
     ControlAssignment,
 )
-from audit.roles import is_lead
 
 # --------------------------------------------------------------------------- blindness
 
@@ -65,7 +65,31 @@ def visible_sheets(queryset: QuerySet[AuditSheet], *, user) -> QuerySet[AuditShe
     return queryset.filter(~Q(claim_id__in=blind_claims(user=user)) | Q(reviewer=user))
 
 
+# ------------------------------------------------------------------------ workspaces
+
+
+def sets_led_by(*, user) -> QuerySet[AuditSet]:
+    """Every set of the workspaces where the user is a lead or owner."""
+    return AuditSet.objects.filter(workspace__in=roles.lead_workspaces(user))
+
+
+def sets_reviewed_by(*, user) -> QuerySet[AuditSet]:
+    """The sets the user reviews, in workspaces where they are still an active member: a
+    deactivated member keeps their assignments' history but sees nothing."""
+    if user is None or not user.is_authenticated:
+        return AuditSet.objects.none()
+    return AuditSet.objects.filter(
+        pk__in=AuditSet.reviewers.through.objects.filter(user=user).values("auditset_id"),
+        workspace__in=roles.member_workspaces(user),
+    )
+
+
 def sets_visible_to(*, user) -> QuerySet[AuditSet]:
-    if is_lead(user):
-        return AuditSet.objects.all()
-    return AuditSet.objects.filter(reviewers=user)
+    """The sets a user may open at all: those they lead plus those they review. Every set
+    page, count and search starts from here, so nothing crosses workspaces."""
+    if user is None or not user.is_authenticated:
+        return AuditSet.objects.none()
+    return AuditSet.objects.filter(
+        Q(workspace__in=roles.lead_workspaces(user))
+        | Q(pk__in=sets_reviewed_by(user=user).values("pk"))
+    )

@@ -30,7 +30,7 @@ from audit.models import (
     GuidelineVersion,
     ReviewerPause,
 )
-from audit.selectors.blindness import blind_claims
+from audit.selectors.blindness import blind_claims, sets_reviewed_by
 
 
 def _judged(record) -> Judged:
@@ -85,7 +85,7 @@ def feedback_sheets(*, reviewer, audit_set: AuditSet | None = None):
         reviewer=reviewer,
         status=AuditSheet.Status.SUBMITTED,
         claim__adjudication__isnull=False,
-        claim__answer__audit_set__in=AuditSet.objects.filter(reviewers=reviewer),
+        claim__answer__audit_set__in=sets_reviewed_by(user=reviewer),
     ).filter(Q(claim__answer__audit_set__is_training=True) | ~Exists(open_assignment))
     # A control's feedback would tell it from any other claim at once: controls measure
     # reviewers (the lead's calibration page), they do not teach them.

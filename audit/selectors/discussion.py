@@ -7,9 +7,15 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
-from audit import roles
-from audit.models import Assignment, AuditSheet, Claim, ClaimComment, ControlAssignment
-from audit.roles import is_lead
+from audit.models import (
+    Assignment,
+    AuditSheet,
+    Claim,
+    ClaimComment,
+    ControlAssignment,
+    Membership,
+)
+from audit.roles import leads
 from audit.selectors.blindness import is_blind
 
 
@@ -26,7 +32,7 @@ def may_discuss(*, user, claim: Claim) -> bool:
         return AuditSheet.objects.filter(
             claim=claim, reviewer=user, status=AuditSheet.Status.SUBMITTED
         ).exists()
-    return is_lead(user) and not is_blind(user=user, claim=claim)
+    return leads(user, claim.answer.audit_set) and not is_blind(user=user, claim=claim)
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,14 @@ def claim_thread(*, claim: Claim, anonymous: bool = False) -> Thread:
     )
     leads = set(
         get_user_model()
-        .objects.filter(Q(groups__name=roles.LEAD) | Q(is_superuser=True))
+        .objects.filter(
+            Q(
+                memberships__workspace_id=claim.answer.audit_set.workspace_id,
+                memberships__role__in=(Membership.Role.OWNER, Membership.Role.LEAD),
+                memberships__is_active=True,
+            )
+            | Q(is_superuser=True)
+        )
         .values_list("username", flat=True)
     )
     comments = []

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from audit import roles
 from audit.models import Job
 
 PROGRESS_KEY = "job:{token}:progress"
@@ -32,9 +33,13 @@ class JobProgress:
         return min(100, round(100 * self.done / self.total)) if self.total else 0
 
 
-def jobs_for_lead() -> QuerySet[Job]:
-    """Every job, newest first: only leads start jobs, and every lead may follow them."""
-    return Job.objects.select_related("audit_set", "created_by")
+def jobs_for_lead(*, user) -> QuerySet[Job]:
+    """The jobs of the workspaces the user leads, newest first: only leads start jobs, and
+    every lead of the workspace may follow them."""
+    workspaces = roles.lead_workspaces(user)
+    return Job.objects.select_related("audit_set", "created_by").filter(
+        Q(audit_set__workspace__in=workspaces) | Q(audit_set__isnull=True, workspace__in=workspaces)
+    )
 
 
 def job_is_stale(job: Job) -> bool:

@@ -31,6 +31,7 @@ from audit.models import (
     ReviewerPause,
     ReviewerTally,
 )
+from audit.selectors.blindness import sets_reviewed_by
 
 # ------------------------------------------------------------------------------- review
 
@@ -220,7 +221,7 @@ def assigned_claim(*, user, pk: int) -> Claim | None:
             Exists(Assignment.objects.filter(claim=OuterRef("pk"), reviewer=user))
             | Exists(ControlAssignment.objects.filter(claim=OuterRef("pk"), reviewer=user)),
             pk=pk,
-            answer__audit_set__in=AuditSet.objects.filter(reviewers=user),
+            answer__audit_set__in=sets_reviewed_by(user=user),
         )
         .first()
     )
@@ -243,7 +244,7 @@ def split_claim_for_reviewer(*, user, pk: int) -> Claim | None:
         .filter(
             Exists(Claim.objects.filter(parent=OuterRef("pk"))),
             pk=pk,
-            answer__audit_set__in=AuditSet.objects.filter(reviewers=user),
+            answer__audit_set__in=sets_reviewed_by(user=user),
         )
         .filter(mine)
         .first()
@@ -259,7 +260,7 @@ def split_after_judging(*, user) -> QuerySet[Claim]:
         Claim.objects.filter(
             Exists(judged),
             Exists(Claim.objects.filter(parent=OuterRef("pk"))),
-            answer__audit_set__in=AuditSet.objects.filter(reviewers=user),
+            answer__audit_set__in=sets_reviewed_by(user=user),
         )
         .only("pk", "answer_id")
         .annotate(snippet=Left("text", 160), set_name=F("answer__audit_set__name"))

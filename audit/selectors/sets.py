@@ -23,7 +23,6 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Left
 
-from audit import roles
 from audit.models import (
     QUEUE_ORDER,
     Answer,
@@ -35,9 +34,16 @@ from audit.models import (
     ClaimSkip,
     ControlAssignment,
     GuidelineFlag,
+    Membership,
     ReviewStatus,
 )
-from audit.selectors.blindness import blind_claim_ids, blind_claims, sets_visible_to
+from audit.selectors.blindness import (
+    blind_claim_ids,
+    blind_claims,
+    sets_led_by,
+    sets_reviewed_by,
+    sets_visible_to,
+)
 
 
 def _claim_count(filter_q: Q | None = None, outer: str = "audit_set") -> Subquery:
@@ -193,11 +199,16 @@ def label_distribution(*, audit_set: AuditSet, by: str) -> list[Distribution]:
     ]
 
 
-def review_candidates() -> QuerySet:
-    """Users a lead can choose as reviewers of a set."""
+def review_candidates(*, audit_set: AuditSet) -> QuerySet:
+    """Users a lead can choose as reviewers of a set: the active reviewers of its workspace."""
     return (
         get_user_model()
-        .objects.filter(groups__name=roles.REVIEWER, is_active=True)
+        .objects.filter(
+            pk__in=Membership.objects.filter(
+                workspace_id=audit_set.workspace_id, is_active=True, role=Membership.Role.REVIEWER
+            ).values("user_id"),
+            is_active=True,
+        )
         .order_by("username")
     )
 
@@ -240,7 +251,7 @@ def reviewer_set_rows(*, user) -> QuerySet[AuditSet]:
         claim__control_assignments__reviewer=user,
     )
     return (
-        AuditSet.objects.filter(reviewers=user)
+        sets_reviewed_by(user=user)
         .annotate(
             assigned=_count(mine, "reviewer") + _count(controls, "reviewer"),
             done=_count(done, "reviewer") + _count(controls_done, "reviewer"),
@@ -254,7 +265,7 @@ def lead_set_rows(*, user) -> QuerySet[AuditSet]:
     assigned = Assignment.objects.filter(claim__answer__audit_set=OuterRef("pk"))
     submitted = _submitted_by_assignee(claim__answer__audit_set=OuterRef("pk"))
     return (
-        sets_visible_to(user=user)
+        sets_led_by(user=user)
         .annotate(
             assigned=_count(assigned.annotate(s=F("claim__answer__audit_set")), "s"),
             done=_count(submitted.annotate(s=F("claim__answer__audit_set")), "s"),

@@ -21,7 +21,7 @@ from audit.models import (
     Severity,
     Webhook,
 )
-from audit.roles import is_lead
+from audit.roles import leads
 from audit.services.derived import claims_changed, claims_changed_in_parts
 from audit.services.disagreements import CompareSummary, comparable_claim_ids
 from audit.services.locks import claims_lock
@@ -70,7 +70,7 @@ def adjudication_settings_update(
     become unanimous gold when auto_gold is turned on. With progress (a job), claims are
     compared a part at a time and progress is called with each part's claims.
     """
-    if not is_lead(by):
+    if not leads(by, audit_set):
         raise PermissionDenied("Only a lead can change adjudication settings.")
     if not 0.0 <= evidence_jaccard_threshold <= 1.0:
         raise ReviewError("The evidence threshold is a Jaccard index, between 0 and 1.")
@@ -112,7 +112,7 @@ def adjudication_save(
     `numbers_overridden` (with a required `numbers_override_reason`) makes the release
     criterion "every number grounded" pass this claim; saving without it clears it.
     """
-    if not is_lead(lead):
+    if not leads(lead, claim.answer.audit_set):
         raise PermissionDenied("Only a lead can adjudicate.")
     if (take is None) == (data is None):
         raise ValueError("Give either a sheet to take or merged data.")

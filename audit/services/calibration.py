@@ -18,7 +18,7 @@ from audit.models import (
     ControlClaim,
     ReviewerPause,
 )
-from audit.roles import is_lead
+from audit.roles import leads
 from audit.services.review import holds_claim
 
 SKIP_REASON_MAX = 2000
@@ -53,7 +53,7 @@ def controls_mark(
     """Mark adjudicated claims of the set as controls (or unmark them), then mix controls
     into the reviewers' queues at the set's rate. Returns how many claims changed.
     Unmarking keeps every sheet already written on it and its place in the queues."""
-    if not is_lead(by):
+    if not leads(by, audit_set):
         raise PermissionDenied("Only a lead can choose control claims.")
     claims = Claim.objects.filter(pk__in=claim_ids, answer__audit_set=audit_set)
     with transaction.atomic():
@@ -75,7 +75,7 @@ def control_settings_update(
 ) -> int:
     """Set one control in `rate` claims of each queue (0: none) and the accuracy below
     which a reviewer is shown to the leads; returns how many controls were mixed in."""
-    if not is_lead(by):
+    if not leads(by, audit_set):
         raise PermissionDenied("Only a lead can change control settings.")
     if rate == 1 or rate < 0:
         raise JudgmentError("One control in N claims: N is 0 (no controls) or at least 2.")
@@ -132,7 +132,7 @@ def reviewer_pause(
     *, audit_set: AuditSet, reviewer: AbstractBaseUser, by: AbstractBaseUser, paused: bool
 ) -> None:
     """Pause a reviewer's queue in the set, or let them go on. Every sheet stays."""
-    if not is_lead(by):
+    if not leads(by, audit_set):
         raise PermissionDenied("Only a lead can pause a reviewer.")
     if paused:
         ReviewerPause.objects.get_or_create(

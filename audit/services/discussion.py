@@ -10,7 +10,7 @@ from django.utils import timezone
 from audit import selectors
 from audit.judgments import JudgmentError
 from audit.models import Claim, ClaimComment, GuidelineFlag
-from audit.roles import is_lead
+from audit.roles import leads
 
 COMMENT_MAX = 10_000
 FLAG_STATUSES = ("open", "resolved", "dismissed")
@@ -32,7 +32,7 @@ def comment_post(
 
 def flag_settle(*, flag: GuidelineFlag, by: AbstractBaseUser, status: str) -> GuidelineFlag:
     """Mark a guideline flag resolved or dismissed, or open it again."""
-    if not is_lead(by):
+    if not leads(by, flag.audit_set):
         raise PermissionDenied("Only a lead can settle a flag.")
     if status not in FLAG_STATUSES:
         raise JudgmentError(f"Unknown flag status “{status}”.")
@@ -45,7 +45,7 @@ def flag_settle(*, flag: GuidelineFlag, by: AbstractBaseUser, status: str) -> Gu
 
 def flag_discuss(*, flag: GuidelineFlag, by: AbstractBaseUser) -> ClaimComment:
     """Open the claim's thread with the flag quoted, for the lead and its reviewers."""
-    if not is_lead(by):
+    if not leads(by, flag.audit_set):
         raise PermissionDenied("Only a lead can open a flag as a discussion.")
     if flag.claim is None:
         raise JudgmentError("This flag's claim is gone: there is no thread to open.")

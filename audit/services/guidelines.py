@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 
 from audit.judgments import JudgmentError
 from audit.models import AuditSet, GuidelineVersion
-from audit.roles import is_lead
+from audit.roles import leads
 
 OUTSIDE_NOTE = "Changed outside the app (no change note)."
 FIRST_NOTE = "First version."
@@ -51,7 +51,7 @@ def set_update(
 ) -> GuidelineVersion | None:
     """Change a set's name, description, training mode and guidelines. A change of the
     guidelines needs a change note and becomes a new version (returned); else None."""
-    if not is_lead(by):
+    if not leads(by, audit_set):
         raise PermissionDenied("Only a lead can edit a set.")
     change_note = change_note.strip()
     with transaction.atomic():

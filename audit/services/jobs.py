@@ -26,7 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.formats import FormatError, parse_path
-from audit.models import Answer, AuditSet, Job, Webhook
+from audit.models import Answer, AuditSet, Job, Webhook, Workspace
 from audit.selectors.jobs import CANCEL_KEY, PROGRESS_KEY, export_path, job_is_stale
 from audit.services.webhooks import webhooks_fire
 
@@ -56,12 +56,16 @@ def job_import_create(
     new_set_name: str,
     fmt: str,
     user,
+    workspace: Workspace | None = None,
 ) -> Job:
     """Queue the import of an uploaded answer file into a set (or a new set of that name).
 
     The upload is copied to JOBS_DIR a chunk at a time (Django has already streamed a big
-    one to a temporary file), never read whole into memory.
+    one to a temporary file), never read whole into memory. A new set is created in
+    `workspace`.
     """
+    if audit_set is None and workspace is None:
+        raise ValueError("A new set needs a workspace.")
     token = uuid.uuid4().hex
     return _create(
         kind=Job.Kind.IMPORT,
@@ -69,6 +73,7 @@ def job_import_create(
         user=user,
         token=token,
         params={**_upload_save(upload, token), "format": fmt, "new_set_name": new_set_name},
+        workspace=workspace,
     )
 
 
@@ -130,11 +135,18 @@ def _upload_save(upload: UploadedFile, token: str) -> dict:
 
 
 def _create(
-    *, kind: str, audit_set: AuditSet | None, user, params: dict, token: str | None = None
+    *,
+    kind: str,
+    audit_set: AuditSet | None,
+    user,
+    params: dict,
+    token: str | None = None,
+    workspace: Workspace | None = None,
 ) -> Job:
     job = Job.objects.create(
         kind=kind,
         audit_set=audit_set,
+        workspace=audit_set.workspace if audit_set is not None else workspace,
         created_by=user,
         token=token or uuid.uuid4().hex,
         params=params,
@@ -290,7 +302,9 @@ def _import_run(job: Job) -> dict:
         audit_set = job.audit_set
         if audit_set is None:
             audit_set, _ = AuditSet.objects.get_or_create(
-                name=params["new_set_name"], defaults={"created_by": job.created_by}
+                workspace=job.workspace,
+                name=params["new_set_name"],
+                defaults={"created_by": job.created_by},
             )
         summary = answers_import(
             audit_set=audit_set,

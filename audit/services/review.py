@@ -34,7 +34,7 @@ from audit.models import (
     ReviewerTally,
     Webhook,
 )
-from audit.roles import is_lead
+from audit.roles import leads
 from audit.selectors import QUEUE_ORDER, reviewer_sheet
 from audit.services.checks import answer_claim_checks
 from audit.services.derived import claims_changed
@@ -121,8 +121,8 @@ def review_open(
     claims of an answer in order and the load stays even. Running it again tops up claims
     that have fewer than `overlap` reviewers; it never assigns a claim twice to one person.
     """
-    if not is_lead(by):
-        raise PermissionDenied("Only a lead can open a set for review.")
+    if not leads(by, audit_set):
+        raise PermissionDenied("Only a lead of its workspace can open a set for review.")
     people = list(dict.fromkeys(reviewers))
     if overlap < 1:
         raise ReviewError("Each claim needs at least one reviewer.")
@@ -567,7 +567,7 @@ def guideline_flag_raise(*, claim: Claim, user: AbstractBaseUser, comment: str) 
     comment = comment.strip()
     if not comment:
         raise ReviewError("Say what the guidelines should settle.")
-    if not is_lead(user) and not holds_claim(claim_id=claim.pk, user=user):
+    if not leads(user, claim.answer.audit_set) and not holds_claim(claim_id=claim.pk, user=user):
         raise PermissionDenied("This claim is not assigned to you.")
     # A second click (or a resent form) on the same comment is the same flag, not a new one.
     same = GuidelineFlag.objects.filter(claim=claim, raised_by=user, comment=comment).first()
@@ -603,7 +603,7 @@ def claim_split(*, claim: Claim, parts: Sequence[AtomicPart], by: AbstractBaseUs
     audit_set = AuditSet.objects.get(answers__claims=claim)
     if claim.parent_id is not None:
         raise ReviewError("An atomic claim cannot be split further.")
-    by_lead = is_lead(by)
+    by_lead = leads(by, audit_set)
     if not by_lead and ControlClaim.objects.filter(claim=claim).exists():
         # The refusal any claim gets once another reviewer has started: a control must
         # not answer differently from any other claim.

@@ -3,11 +3,15 @@ refusal policy, and the one rule for when a view renders a fragment instead of i
 
 Anonymous users are sent to the login page (an htmx request gets a 401 instead, see
 audit.middleware, so plain `login_required` is right for every view). A signed-in user who
-is not a lead gets a 403 on every lead page: the role is checked before any object is
-looked up, so the answer is the same whether the object exists or not. An object the user
-may not know exists (a set they are not a member of, a claim not assigned to them) is a
-404, never a hint. A refusal the user may know about (splitting a claim they review, in a
-set that does not allow it) is a 403.
+is a lead in no workspace gets a 403 on every lead page: the role is checked before any
+object is looked up, so the answer is the same whether the object exists or not. An object
+the user may not know exists (a set of another workspace, a claim not assigned to them) is
+a 404, never a hint: a lead of workspace A gets the same 404 on workspace B's objects as a
+stranger. A refusal the user may know about (a lead page of a set they review but do not
+lead; splitting a claim they review, in a set that does not allow it) is a 403.
+
+Workspace scoping lives in these helpers and the selectors they call, so a view that uses
+them is scoped without doing anything more.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from django_htmx.middleware import HtmxDetails
 
 from audit import selectors
 from audit.models import Answer, AuditSet, Claim, Webhook
-from audit.roles import is_lead
+from audit.roles import is_lead, leads
 
 LEAD_ONLY = "This page is for leads. Reviewers see their own claims from the home page."
 
@@ -43,8 +47,13 @@ def get_set_for_user(request: HttpRequest, pk: int) -> AuditSet:
 
 
 def get_set_for_lead(request: HttpRequest, pk: int) -> AuditSet:
+    """A set of a workspace the user leads. A set they only review is a 403 (they know it
+    exists); any other set a 404."""
     require_lead(request)
-    return _set_or_404(request, pk)
+    audit_set = _set_or_404(request, pk)
+    if not leads(request.user, audit_set):
+        raise PermissionDenied(LEAD_ONLY)
+    return audit_set
 
 
 def get_webhook_for_lead(request: HttpRequest, pk: int) -> Webhook:
@@ -73,7 +82,7 @@ def _set_or_404(request: HttpRequest, pk: int) -> AuditSet:
 
 def get_claim_for_lead(request: HttpRequest, pk: int) -> Claim:
     require_lead(request)
-    claim = selectors.lead_claim(pk=pk)
+    claim = selectors.lead_claim(user=request.user, pk=pk)
     if claim is None:
         raise Http404("No such claim.")
     return claim
@@ -88,12 +97,12 @@ def get_claim_for_reviewer(request: HttpRequest, pk: int) -> Claim:
 
 
 def get_claim_for_splitting(request: HttpRequest, pk: int) -> Claim:
-    """A lead may split any claim; a reviewer one they review, where the set allows it."""
+    """A lead may split any claim of a set they lead; a reviewer one they review, where
+    the set allows it."""
     if is_lead(request.user):
-        claim = selectors.lead_claim(pk=pk)
-        if claim is None:
-            raise Http404("No such claim.")
-        return claim
+        claim = selectors.lead_claim(user=request.user, pk=pk)
+        if claim is not None:
+            return claim
     claim = get_claim_for_reviewer(request, pk)
     if not claim.answer.audit_set.allow_reviewer_split:
         raise PermissionDenied("This set does not let reviewers split claims.")

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_safe
 
 from audit import evidence, matching, selectors
 from audit.models import AuditSheet, Claim
-from audit.roles import is_lead
+from audit.roles import leads
 from audit.views import access, display
 
 
@@ -67,7 +67,7 @@ def answer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     spans = []
     for number, claim in enumerate(claims, start=1):
         spans.extend(evidence.answer_quote_spans(number, claim.text))
-    if is_lead(request.user):
+    if leads(request.user, answer.audit_set):
         # Reviewers' evidence is shown to leads only: a reviewer must not see another's sheet.
         numbers = {c.pk: n for n, c in enumerate(claims, start=1)}
         sheets = selectors.visible_sheets(

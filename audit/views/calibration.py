@@ -16,7 +16,7 @@ from audit import selectors, services
 from audit.calibration import MIN_SHEETS, guideline_diff
 from audit.forms import AuditSetEditForm, CommentForm, ControlSettingsForm
 from audit.models import Claim
-from audit.roles import is_lead
+from audit.roles import is_lead, leads
 from audit.views import access, display
 from audit.views.access import HtmxHttpRequest
 
@@ -164,7 +164,9 @@ def thread_context(request: HtmxHttpRequest, claim: Claim) -> dict:
     """The claim's discussion as a page shows it; empty for someone who may not read it."""
     if not selectors.may_discuss(user=request.user, claim=claim):
         return {"discussion": None}
-    anonymous = claim.answer.audit_set.anonymous_adjudication and is_lead(request.user)
+    anonymous = claim.answer.audit_set.anonymous_adjudication and leads(
+        request.user, claim.answer.audit_set
+    )
     thread = selectors.claim_thread(claim=claim, anonymous=anonymous)
     return {
         "discussion": {
@@ -184,7 +186,9 @@ def thread_context(request: HtmxHttpRequest, claim: Claim) -> dict:
 def _claim_for_discussion(request: HtmxHttpRequest, pk: int) -> Claim:
     # A lead reaches any claim; a reviewer only one in their own queue.
     if is_lead(request.user):
-        return access.get_claim_for_lead(request, pk)
+        claim = selectors.lead_claim(user=request.user, pk=pk)
+        if claim is not None:
+            return claim
     return access.get_claim_for_reviewer(request, pk)
 
 
@@ -203,8 +207,9 @@ def comment_create(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             messages.error(request, str(error))
         else:
             messages.success(request, "Comment added.")
-    back = "audit:adjudicate" if is_lead(request.user) else "audit:review-claim"
-    if is_lead(request.user) and selectors.assigned_claim(user=request.user, pk=claim.pk):
+    lead = leads(request.user, claim.answer.audit_set)
+    back = "audit:adjudicate" if lead else "audit:review-claim"
+    if lead and selectors.assigned_claim(user=request.user, pk=claim.pk):
         back = "audit:review-claim"
     return redirect(reverse(back, args=[claim.pk]) + "#discussion")
 

@@ -22,7 +22,7 @@ RECENT = 50
 
 def _get_job_for_lead(request: HtmxHttpRequest, pk: int) -> Job:
     access.require_lead(request)
-    job = selectors.jobs_for_lead().filter(pk=pk).first()
+    job = selectors.jobs_for_lead(user=request.user).filter(pk=pk).first()
     if job is None:
         raise Http404("No such job.")
     return job
@@ -32,7 +32,7 @@ def _get_job_for_lead(request: HtmxHttpRequest, pk: int) -> Job:
 @login_required
 def job_list(request: HtmxHttpRequest) -> HttpResponse:
     access.require_lead(request)
-    jobs = list(selectors.jobs_for_lead()[:RECENT])
+    jobs = list(selectors.jobs_for_lead(user=request.user)[:RECENT])
     rows = [(job, selectors.job_progress(job)) for job in jobs]
     return access.render_page_or_partial(request, "audit/job_list.html", "jobs", {"rows": rows})
 

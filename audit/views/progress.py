@@ -106,6 +106,7 @@ def review_open(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     audit_set = access.get_set_for_lead(request, pk)
     form = ReviewOpenForm(
         request.POST or None,
+        audit_set=audit_set,
         initial={
             "reviewers": audit_set.reviewers.all(),
             "overlap": audit_set.overlap,

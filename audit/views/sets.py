@@ -17,7 +17,7 @@ from audit.formats import FormatError
 from audit.formats.reading import check_size
 from audit.forms import AuditSetForm, ImportForm
 from audit.models import Answer, ClaimCheck
-from audit.roles import is_lead
+from audit.roles import leads
 from audit.tables import AnswerTable, AuditSetTable
 from audit.views import access
 from audit.views.access import HtmxHttpRequest
@@ -62,13 +62,13 @@ def set_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             "table": table,
             "filter": filterset,
             "imports": audit_set.imports.all()[:20],
-            "exports_by_job": is_lead(request.user)
+            "exports_by_job": leads(request.user, audit_set)
             and not access.wants_partial(request)
             and selectors.set_answer_count(audit_set=audit_set) > settings.WEB_DIRECT_MAX_ANSWERS,
             # An htmx filter request swaps only the table: no need to compute the metrics.
             "release": (
                 release_summary(audit_set, viewer=request.user)
-                if is_lead(request.user) and not access.wants_partial(request)
+                if leads(request.user, audit_set) and not access.wants_partial(request)
                 else None
             ),
         },
@@ -116,7 +116,7 @@ def label_distribution(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @login_required
 def set_create(request: HtmxHttpRequest) -> HttpResponse:
     access.require_lead(request)
-    form = AuditSetForm(request.POST or None)
+    form = AuditSetForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         audit_set = form.save(commit=False)
         audit_set.created_by = request.user
@@ -136,7 +136,9 @@ def answers_upload(request: HtmxHttpRequest) -> HttpResponse:
     """
     access.require_lead(request)
     initial = {"audit_set": request.GET.get("set")} if request.GET.get("set") else None
-    form = ImportForm(request.POST or None, request.FILES or None, initial=initial)
+    form = ImportForm(
+        request.POST or None, request.FILES or None, initial=initial, user=request.user
+    )
     ctx: dict = {
         "form": form,
         "max_bytes": settings.IMPORT_MAX_BYTES,
@@ -154,6 +156,7 @@ def answers_upload(request: HtmxHttpRequest) -> HttpResponse:
                 upload=upload,
                 audit_set=form.cleaned_data["audit_set"],
                 new_set_name=form.cleaned_data["new_set_name"],
+                workspace=form.cleaned_data["workspace"],
                 fmt=form.cleaned_data["format"],
                 user=request.user,
             )

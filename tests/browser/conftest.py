@@ -6,10 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group
 from playwright.sync_api import sync_playwright
 
-from audit import roles
+from tests.factories import default_workspace
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -21,12 +20,11 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 @pytest.fixture(autouse=True)
 def role_groups(request):
-    # A transactional test flushes every table on teardown, the groups a data migration made
-    # included; the next browser test needs them back before it creates its users.
+    # A transactional test flushes every table on teardown, the default workspace a data
+    # migration made included; the next browser test needs it back before it creates users.
     if "transactional_db" in request.fixturenames or "live_server" in request.fixturenames:
         request.getfixturevalue("transactional_db")
-        for name in (roles.REVIEWER, roles.LEAD):
-            Group.objects.get_or_create(name=name)
+        default_workspace()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from audit.judgments import NOT_SUPPORTED, UNCLEAR
 from audit.models import AuditSet, Claim, Webhook, WebhookDelivery
 from tests.browser.conftest import ARTIFACTS
 from tests.conftest import import_file
-from tests.factories import submit_sheet
+from tests.factories import default_workspace, submit_sheet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -41,7 +41,9 @@ def long_set(tmp_path, reviewer_a, reviewer_b, lead):
     }
     path = tmp_path / "long.jsonl"
     path.write_text(json.dumps(line) + "\n", encoding="utf-8")
-    audit_set = AuditSet.objects.create(name="N" * 200, description="D" * 200)
+    audit_set = AuditSet.objects.create(
+        workspace=default_workspace(), name="N" * 200, description="D" * 200
+    )
     audit_set.reviewers.add(reviewer_a, reviewer_b)
     import_file(audit_set, path)
     services.review_open(

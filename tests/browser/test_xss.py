@@ -8,6 +8,7 @@ from django.urls import reverse
 from audit import services
 from audit.models import Answer, AuditSet, Claim, Webhook, WebhookDelivery
 from tests.conftest import import_file
+from tests.factories import default_workspace
 from tests.xss_payloads import PAYLOADS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -16,11 +17,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def hostile_set(tmp_path, reviewer_a, reviewer_b):
     audit_set = AuditSet.objects.create(
-        name=PAYLOADS[0], description=" ".join(PAYLOADS[:10]), guidelines="\n\n".join(PAYLOADS)
+        workspace=default_workspace(),
+        name=PAYLOADS[0],
+        description=" ".join(PAYLOADS[:10]),
+        guidelines="\n\n".join(PAYLOADS),
     )
     audit_set.reviewers.add(reviewer_a, reviewer_b)
     for i, payload in enumerate(PAYLOADS[1:12], start=1):
-        AuditSet.objects.create(name=f"{i} {payload}"[:200], guidelines=payload)
+        AuditSet.objects.create(
+            workspace=default_workspace(), name=f"{i} {payload}"[:200], guidelines=payload
+        )
     lines = []
     for i, payload in enumerate(PAYLOADS):
         lines.append(

@@ -13,7 +13,7 @@ from audit.models import Answer, Assignment, AuditSet, AuditSheet, Claim, Guidel
 from audit.services import AtomicPart, SheetData
 from audit.services.tallies import reviewer_tallies_refresh
 from tests.conftest import import_file
-from tests.factories import UserFactory
+from tests.factories import UserFactory, default_workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +67,7 @@ def test_home_shows_the_reviewers_own_progress_per_set(client_for, opened, revie
 
 def test_lead_home_lists_every_set_with_progress(client_for, opened, lead, reviewer_a, claim):
     _submitted(reviewer_a, claim, judgment="not_supported")
-    AuditSet.objects.create(name="Unopened")
+    AuditSet.objects.create(workspace=default_workspace(), name="Unopened")
 
     response = client_for(lead).get(reverse("audit:home"))
 

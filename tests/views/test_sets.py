@@ -1,11 +1,9 @@
 import pytest
-from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from audit import roles
-from audit.models import Answer, AuditSet, Claim, Job
+from audit.models import Answer, AuditSet, Claim, Job, Membership
 from tests.conftest import FIXTURES, run_queued_jobs
-from tests.factories import UserFactory
+from tests.factories import UserFactory, default_workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +30,7 @@ def test_set_list_shows_counts(client_for, lead, handmade):
 
 def test_reviewer_sees_only_sets_they_review(client_for, handmade):
     outsider = UserFactory(username="outsider", role="reviewer")
-    other = AuditSet.objects.create(name="Other set")
+    other = AuditSet.objects.create(workspace=default_workspace(), name="Other set")
 
     response = client_for(outsider).get(reverse("audit:set-list"))
 
@@ -137,7 +135,7 @@ def test_menu_shows_lead_links_to_leads_only_and_follows_group_changes(
     assert import_link not in as_reviewer and "· lead" not in as_reviewer
 
     # The role is remembered per request only: a promotion shows on the next page.
-    reviewer_a.groups.add(Group.objects.get(name=roles.LEAD))
+    Membership.objects.filter(user=reviewer_a).update(role=Membership.Role.LEAD)
     promoted = client_for(reviewer_a).get(reverse("audit:set-list")).content.decode()
     assert import_link in promoted and "· lead" in promoted
 

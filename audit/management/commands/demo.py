@@ -1,4 +1,5 @@
-"""python manage.py demo: demo accounts plus two demo sets (ExpertQA slice, hand-made set)."""
+"""python manage.py demo: demo accounts (an owner who leads, two reviewers) in the default
+workspace, plus two demo sets (ExpertQA slice, hand-made set)."""
 
 from __future__ import annotations
 
@@ -6,19 +7,20 @@ import hashlib
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from audit import roles, services
 from audit.formats import parse_file
-from audit.models import AuditSet
+from audit.models import AuditSet, Membership, Workspace
 
 DEMO_USERS = (
     # username, password, role
     ("alice", "alice-reviews", roles.REVIEWER),
     ("bob", "bob-reviews", roles.REVIEWER),
-    ("lena", "lena-leads", roles.LEAD),
+    # The owner manages the members (Members in the menu) and leads the sets.
+    ("lena", "lena-leads", roles.OWNER),
 )
 
 DEMO_SETS = (
@@ -46,6 +48,9 @@ class Command(BaseCommand):
 
     def handle(self, **options) -> None:
         with transaction.atomic():
+            workspace, _ = Workspace.objects.get_or_create(
+                slug=Workspace.DEFAULT_SLUG, defaults={"name": "Default"}
+            )
             reviewers = []
             lead = None
             for username, password, role in DEMO_USERS:
@@ -53,14 +58,18 @@ class Command(BaseCommand):
                 user.set_password(password)
                 user.is_active = True
                 user.save()
-                user.groups.add(Group.objects.get(name=role))
+                Membership.objects.update_or_create(
+                    workspace=workspace, user=user, defaults={"role": role, "is_active": True}
+                )
                 if role == roles.REVIEWER:
                     reviewers.append(user)
                 else:
                     lead = user
             for name, path, description in DEMO_SETS:
                 audit_set, _ = AuditSet.objects.get_or_create(
-                    name=name, defaults={"description": description, "guidelines": GUIDELINES}
+                    workspace=workspace,
+                    name=name,
+                    defaults={"description": description, "guidelines": GUIDELINES},
                 )
                 audit_set.reviewers.add(*reviewers)
                 data = (Path(settings.BASE_DIR) / path).read_bytes()

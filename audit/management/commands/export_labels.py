@@ -1,4 +1,5 @@
-"""python manage.py export_labels --set NAME --format jsonl|audit-sheets|csv|evidence [--out PATH]
+"""python manage.py export_labels --set NAME [--workspace SLUG]
+    --format jsonl|audit-sheets|csv|evidence [--out PATH]
 
 Streams the set's labelled data to PATH, or to stdout without --out.
 """
@@ -12,7 +13,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from audit.models import AuditSet
+from audit.management.workspaces import add_workspace_argument, set_by_name
 from audit.services.exports import EXPORT_FORMATS, export_answer_count, export_stream
 
 
@@ -26,12 +27,10 @@ class Command(BaseCommand):
         parser.add_argument("--set", required=True, dest="set_name")
         parser.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
         parser.add_argument("--out", help="File to write; stdout when left out.")
+        add_workspace_argument(parser)
 
     def handle(self, set_name: str, format: str, out: str | None, **options) -> None:
-        try:
-            audit_set = AuditSet.objects.get(name=set_name)
-        except AuditSet.DoesNotExist:
-            raise CommandError(f"no audit set named “{set_name}”") from None
+        audit_set = set_by_name(set_name, options.get("workspace"))
         with tqdm(
             total=export_answer_count(audit_set=audit_set),
             unit="answer",

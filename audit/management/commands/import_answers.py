@@ -1,4 +1,4 @@
-"""python manage.py import_answers PATH --set NAME [--format auto|FORMAT]
+"""python manage.py import_answers PATH --set NAME [--workspace SLUG] [--format auto|FORMAT]
 
 FORMAT is native, alce, ragas, expertqa or citeaudit (an export_labels jsonl file).
 """
@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from audit import services
 from audit.formats import FORMATS, FormatError, parse_path
+from audit.management.workspaces import add_workspace_argument, command_workspace
 from audit.models import AuditSet
 
 # Matching is most of an import's work and this process only parses and writes, so one
@@ -34,6 +35,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("path")
         parser.add_argument("--set", required=True, dest="set_name")
+        add_workspace_argument(parser)
         parser.add_argument("--format", default="auto", choices=["auto", *FORMATS])
         parser.add_argument(
             "--workers",
@@ -79,7 +81,9 @@ class Command(BaseCommand):
                     file=sys.stderr,
                 ) as bar,
             ):
-                audit_set, _ = AuditSet.objects.get_or_create(name=set_name)
+                audit_set, _ = AuditSet.objects.get_or_create(
+                    workspace=command_workspace(options.get("workspace")), name=set_name
+                )
                 summary = services.answers_import(
                     audit_set=audit_set,
                     parsed=parsed,

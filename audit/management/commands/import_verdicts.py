@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from audit import services
 from audit.formats import FormatError
-from audit.models import AuditSet
+from audit.management.workspaces import add_workspace_argument, set_by_name
 
 
 class Command(BaseCommand):
@@ -22,14 +22,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("path")
         parser.add_argument("--set", required=True, dest="set_name")
+        add_workspace_argument(parser)
 
     def handle(self, path: str, set_name: str, **options) -> None:
         file = Path(path)
         if not file.is_file():
             raise CommandError(f"{path}: no such file")
-        audit_set = AuditSet.objects.filter(name=set_name).first()
-        if audit_set is None:
-            raise CommandError(f"No audit set named “{set_name}”.")
+        audit_set = set_by_name(
+            set_name, options.get("workspace"), missing="No audit set named “{name}”."
+        )
         size = file.stat().st_size
         if size > settings.IMPORT_MAX_WHOLE_BYTES:
             raise CommandError(

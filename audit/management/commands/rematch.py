@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from audit import matching, services
-from audit.models import AuditSet
+from audit.management.workspaces import add_workspace_argument, set_by_name
 
 
 class Command(BaseCommand):
@@ -16,12 +16,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--set", required=True, dest="set_name")
+        add_workspace_argument(parser)
 
     def handle(self, set_name: str, **options) -> None:
-        try:
-            audit_set = AuditSet.objects.get(name=set_name)
-        except AuditSet.DoesNotExist:
-            raise CommandError(f"no audit set named “{set_name}”") from None
+        audit_set = set_by_name(set_name, options.get("workspace"))
         with tqdm(
             total=audit_set.answers.count(),
             unit="answer",
