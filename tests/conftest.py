@@ -234,9 +234,12 @@ def refund_set_with_gold(lead, name: str = "Refunds"):
     import tempfile
 
     from audit.models import Adjudication, AuditSet, Claim, Passage
+    from tests.factories import default_workspace
     from tests.test_release_reasons import ANSWER, PASSAGES, QUESTION
 
-    audit_set = AuditSet.objects.create(name=name, guidelines="Judge only what is cited.")
+    audit_set = AuditSet.objects.create(
+        workspace=default_workspace(), name=name, guidelines="Judge only what is cited."
+    )
     line = {
         "question_id": "refund-1",
         "question": QUESTION,

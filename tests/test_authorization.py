@@ -430,6 +430,32 @@ WORKSPACE_MATRIX: dict[str, dict[str, tuple[int, ...]]] = {
         "GET": (404, 403, 200, 200, 404, 200),
         "POST": (404, 403, 200, 200, 404, 200),
     },
+    # Automatic judges, webhooks, rematch, controls and set editing: lead pages of A's set.
+    "audit:judge-list": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:judge-detail": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:judge-threshold": {"GET": NOT_A_PAGE, "POST": (403, 403, 400, 400, 404, 400)},
+    "audit:judge-run": {"GET": NOT_A_PAGE, "POST": (403, 403, 400, 400, 404, 400)},
+    "audit:judge-calibration": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
+    "audit:judge-accept": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},
+    "audit:judge-run-detail": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
+    "audit:judge-run-resume": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},
+    # The world's job is an import: nothing to download, for anyone who may know of it.
+    "audit:job-download": {"GET": (403, 403, 404, 404, 404, 404), "POST": NOT_A_FORM},
+    "audit:set-rematch": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},
+    "audit:set-webhooks": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    # The lead of A deletes the hook; later requests find none.
+    "audit:webhook-delete": {"GET": NOT_A_PAGE, "POST": (403, 403, 302, 404, 404, 404)},
+    "audit:set-edit": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:set-calibration": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:reviewer-pause": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},
+    "audit:flag-settle": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},
+    # The guidelines' versions: everyone who reviews or leads in the set.
+    "audit:guideline-history": {"GET": SET_MEMBERS, "POST": NOT_A_FORM},
+    "audit:review-skip": {"GET": NOT_A_PAGE, "POST": ASSIGNEE_302},
+    "audit:my-feedback": {"GET": EVERYONE, "POST": NOT_A_FORM},
+    # A claim's thread: its reviewer (refused with a message before their sheet is in) and
+    # the leads of its set.
+    "audit:comment-create": {"GET": NOT_A_PAGE, "POST": (404, 302, 302, 302, 404, 302)},
     "audit:workspace-list": {"GET": EVERYONE, "POST": (403, 403, 403, 403, 403, 200)},
     "audit:workspace-members": OWNER_PAGE,
     # An empty post names no role: 400 for those allowed to post at all.

@@ -322,7 +322,9 @@ def _import_outcome(tmp_path, name: str, data: bytes, workers: int) -> object:
     """What answers_import makes of a file on disk: its error, or its summary and rows."""
     path = tmp_path / name
     path.write_bytes(data)
-    audit_set = AuditSet.objects.create(name=f"{name} {workers} {AuditSet.objects.count()}")
+    audit_set = AuditSet.objects.create(
+        workspace=default_workspace(), name=f"{name} {workers} {AuditSet.objects.count()}"
+    )
     try:
         parsed, check = parse_path(path, name)
         summary = answers_import(
@@ -402,7 +404,7 @@ def test_lines_read_in_workers_import_as_they_do_without(tmp_path, case):
 
 def test_lines_read_in_workers_skip_what_the_set_holds(tmp_path):
     first, _ = _with_and_without_workers(tmp_path, "a.jsonl", _lines(*_many(3)))
-    audit_set = AuditSet.objects.create(name="again")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="again")
     path = tmp_path / "b.jsonl"
     path.write_bytes(_lines(*_many(5)))
     for workers in (2, 2):
