@@ -407,7 +407,8 @@ WORKSPACE_MATRIX: dict[str, dict[str, tuple[int, ...]]] = {
     "audit:agreement": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
     "audit:agreement-claims": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
     "audit:verdicts-upload": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
-    "audit:set-export": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
+    # POST queues an export job (a large set's export runs in the background).
+    "audit:set-export": {"GET": LEAD_PAGE, "POST": LEAD_ACTION},
     "audit:set-report": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
     # Without ?system=&criterion= even a lead of A gets a 404.
     "audit:set-report-claims": {"GET": (403, 403, 404, 404, 404, 404), "POST": NOT_A_FORM},
