@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from audit.api import api
 from audit.views import (
     adjudication,
     agreement,
@@ -12,6 +13,7 @@ from audit.views import (
     reports,
     review,
     sets,
+    tokens,
 )
 
 audit_patterns = [
@@ -63,6 +65,8 @@ audit_patterns = [
     path("claims/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path("claims/<int:pk>/adjudicate/save/", adjudication.adjudicate_save, name="adjudicate-save"),
     path("claims/<int:pk>/history/", adjudication.claim_history, name="claim-history"),
+    path("tokens/", tokens.token_list, name="token-list"),
+    path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token-revoke"),
 ]
 
 urlpatterns = [
@@ -70,6 +74,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
 ]
 
 # 400 and 500 keep Django's handlers, which render templates/400.html and 500.html.

@@ -20,6 +20,8 @@ ROLES = ("anonymous", "reviewer_a", "reviewer_b", "lead")
 LOGIN = 302  # anonymous users are sent to the login page
 # Django's own admin is guarded by is_staff; none of the roles is staff.
 ADMIN_PREFIX = "admin:"
+# The API authenticates by token, not session: its matrix is tests/test_api_authorization.py.
+API_PREFIX = "api:"
 
 # url name: {method: (anonymous, reviewer A, reviewer B, lead)}
 # Reviewer A is assigned the claim; reviewer B reviews the same set but not that claim.
@@ -76,6 +78,9 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:set-report-claims": {"GET": (LOGIN, 403, 403, 404), "POST": (405, 405, 405, 405)},
     "audit:set-criteria": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 302)},
     "audit:set-compare": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
+    # Everyone signed in makes their own API tokens; only the owner revokes one (reviewer A's).
+    "audit:token-list": {"GET": (LOGIN, 200, 200, 200), "POST": (LOGIN, 200, 200, 200)},
+    "audit:token-revoke": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 302, 404, 404)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
 }
@@ -93,7 +98,11 @@ def _patterns(resolver: URLResolver, prefix: str = "", namespace: str = "") -> l
 
 
 def all_url_names() -> list[tuple[str, str]]:
-    return [(n, r) for n, r in _patterns(get_resolver()) if not n.startswith(ADMIN_PREFIX)]
+    return [
+        (n, r)
+        for n, r in _patterns(get_resolver())
+        if not n.startswith((ADMIN_PREFIX, API_PREFIX))
+    ]
 
 
 @pytest.fixture
@@ -107,6 +116,7 @@ def world(lead):
     )
     claim = Claim.objects.filter(assignments__reviewer=reviewer_a).order_by("pk").first()
     job = Job.objects.create(kind=Job.Kind.IMPORT, audit_set=audit_set, token="matrix")
+    token, _text = services.token_create(user=reviewer_a, name="matrix", scope="read")
     assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
     return {
         "users": {
@@ -119,6 +129,7 @@ def world(lead):
         "claim": claim,
         "answer": claim.answer,
         "job": job,
+        "token": token,
     }
 
 
@@ -128,6 +139,7 @@ def _url(route: str, world: dict) -> str:
         "answers/": world["answer"].pk,
         "claims/": world["claim"].pk,
         "jobs/": world["job"].pk,
+        "tokens/": world["token"].pk,
     }
     url = "/" + route
     for prefix, pk in pk_for.items():

@@ -25,6 +25,7 @@ from audit.selectors.blindness import (
     sets_visible_to,
     visible_sheets,
 )
+from audit.selectors.decision import decision_report, set_criteria, system_decision
 from audit.selectors.jobs import JobProgress, job_is_stale, job_progress, jobs_for_lead
 from audit.selectors.release import (
     Run,
@@ -131,4 +132,7 @@ __all__ = [
     "jobs_for_lead",
     "job_is_stale",
     "job_progress",
+    "set_criteria",
+    "system_decision",
+    "decision_report",
 ]

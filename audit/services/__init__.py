@@ -43,6 +43,7 @@ from audit.services.review import (
     sheet_save,
     sheet_submit,
 )
+from audit.services.tokens import TokenRejected, token_authenticate, token_create, token_revoke
 from audit.services.verdicts import VerdictImportSummary, verdicts_import
 
 __all__ = [
@@ -85,4 +86,8 @@ __all__ = [
     "sheet_save",
     "sheet_submit",
     "verdicts_import",
+    "TokenRejected",
+    "token_authenticate",
+    "token_create",
+    "token_revoke",
 ]
