@@ -99,9 +99,7 @@ def _patterns(resolver: URLResolver, prefix: str = "", namespace: str = "") -> l
 
 def all_url_names() -> list[tuple[str, str]]:
     return [
-        (n, r)
-        for n, r in _patterns(get_resolver())
-        if not n.startswith((ADMIN_PREFIX, API_PREFIX))
+        (n, r) for n, r in _patterns(get_resolver()) if not n.startswith((ADMIN_PREFIX, API_PREFIX))
     ]
 
 
