@@ -368,6 +368,12 @@ def test_a_lead_who_reviews_is_blind_through_the_api_too(opened, lead, reviewer_
     assert claim.pk not in {s["claim"] for s in sheets}
     export = _stream(client.get(f"/api/v1/sets/{opened.pk}/exports/audit-sheets"))
     assert b"contradicted" not in export
+    # Gold made meanwhile (by another lead) stays out of the gold stream until they submit.
+    other = claim_at("hm-2-a", 0)
+    Adjudication.objects.create(claim=claim, judgment="contradicted", source="edited")
+    Adjudication.objects.create(claim=other, judgment="unclear", source="edited")
+    gold = _stream(client.get(f"/api/v1/sets/{opened.pk}/gold")).decode().splitlines()
+    assert [json.loads(line)["claim"] for line in gold] == [other.pk]
 
 
 # ---------------------------------------------------------------- gold, verdicts, release

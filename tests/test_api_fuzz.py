@@ -72,7 +72,6 @@ def test_no_generated_request_gets_a_500(api_schema, real_ids):
     for operation in operations:
         run = settings(
             max_examples=EXAMPLES,
-            deadline=None,
             suppress_health_check=list(HealthCheck),
             derandomize=True,
             database=None,
