@@ -59,9 +59,8 @@ def run(args: argparse.Namespace) -> None:
         user=User.objects.get(username="lead"), name="bench", scope="read"
     )
     client = Client(SERVER_NAME="localhost", HTTP_AUTHORIZATION=f"Bearer {text}")
-    ids = list(
-        Claim.objects.filter(answer__audit_set=audit_set).order_by("pk").values_list("pk", flat=True)
-    )
+    claims = Claim.objects.filter(answer__audit_set=audit_set).order_by("pk")
+    ids = list(claims.values_list("pk", flat=True))
     url = f"/api/v1/sets/{audit_set.pk}/claims"
     cases = {
         "first page (50)": {},
