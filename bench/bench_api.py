@@ -80,9 +80,7 @@ def run(args: argparse.Namespace) -> None:
             assert response.status_code == 200, response.content[:300]
             if i >= 2:
                 times.append(elapsed * 1000)
-        print(
-            f"  {name:30} median {statistics.median(times):6.1f} ms, p95 {_p95(times):6.1f} ms"
-        )
+        print(f"  {name:30} median {statistics.median(times):6.1f} ms, p95 {_p95(times):6.1f} ms")
 
     before = _peak_rss_mb()
     start = time.perf_counter()
