@@ -11,6 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from audit import services
+from audit.api.base import encode_cursor
 from audit.models import Adjudication, ApiToken, Assignment, AuditSet, Claim, Job, RaterLabel
 from tests.conftest import FIXTURES, api_client, gold_by_agreement, import_file, run_queued_jobs
 from tests.factories import claim_at, submit_sheet
@@ -294,6 +295,12 @@ def test_claims_filter_by_system_status_and_label(opened, lead, reviewer_a, revi
     )
 
 
+def test_a_cursor_past_every_row_is_an_empty_last_page(opened, lead):
+    huge = encode_cursor(10**30)
+    page = _json(api_client(lead).get(f"/api/v1/sets/{opened.pk}/claims", {"cursor": huge}))
+    assert page == {"items": [], "next_cursor": None}
+
+
 @pytest.mark.parametrize(
     "query",
     [
@@ -319,6 +326,9 @@ def test_unknown_or_malformed_ids_are_404_or_422_never_500(lead):
     assert client.get("/api/v1/claims/999999").status_code == 404
     assert client.get("/api/v1/jobs/999999").status_code == 404
     assert client.get("/api/v1/sets/abc").status_code == 422
+    # Past any database integer: still a plain 404.
+    assert client.get("/api/v1/sets/99999999999999999999").status_code == 404
+    assert client.get("/api/v1/claims/-99999999999999999999").status_code == 404
     bad_json = client.post("/api/v1/sets", "{not json", content_type="application/json")
     assert 400 <= bad_json.status_code < 500
 
