@@ -3,11 +3,18 @@ status and a label filter) and pulling all gold of the set as JSON Lines, throug
 with a lead's token, in this process (server time, no network). Run by hand, never in CI:
 
     .venv/bin/python bench/bench_api.py [--answers 20000] [--requests 40]
+    DATABASE_URL=postgres://… .venv/bin/python bench/bench_api.py --answers 0 --import-answers 10000
 
 --answers 20000 is 100k claims (5 per answer), 200k submitted sheets and gold on half the
 claims, written by bench_export.build into a temporary SQLite file (DATABASE_URL
 overrides, e.g. a PostgreSQL database of your own). Prints medians and p95 in ms, the gold
 pull's seconds, lines and this process's peak RSS before and after it.
+
+--import-answers N writes N ALCE-style answers (5 claims each, bench_import.make_alce) to a
+file and imports it twice: uploaded through the API as a job that a `manage.py db_worker
+--batch` process runs (timed from the upload to the job's end, as a client polling it
+sees), and with `manage.py import_answers` (bench_import's CLI run); claims per second of
+each.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_export import SET_NAME, _peak_rss_mb, _setup, build  # noqa: E402
+from bench.bench_import import _run_cli, make_alce  # noqa: E402
 
 
 def _p95(values: list[float]) -> float:
@@ -96,15 +104,63 @@ def run(args: argparse.Namespace) -> None:
     )
 
 
+def import_side_by_side(n_answers: int, folder: str) -> None:
+    import json
+    import subprocess
+
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+
+    from audit import services
+    from audit.models import Claim, Job
+    from audit.roles import LEAD
+
+    call_command("migrate", verbosity=0)
+    path = Path(folder) / "alce.json"
+    path.write_text(json.dumps(make_alce(n_answers)))
+    lead, _ = User.objects.get_or_create(username="import-lead")
+    lead.groups.add(Group.objects.get_or_create(name=LEAD)[0])
+    _token, text = services.token_create(user=lead, name="bench", scope="write")
+    client = Client(SERVER_NAME="localhost", HTTP_AUTHORIZATION=f"Bearer {text}")
+    print(f"import of {n_answers} answers ({_now()}) on {connection.vendor}", flush=True)
+    start = time.perf_counter()
+    with open(path, "rb") as handle:
+        response = client.post("/api/v1/imports", {"file": handle, "new_set_name": "api-import"})
+    assert response.status_code == 202, response.content[:300]
+    job_id = response.json()["id"]
+    worker = subprocess.run(
+        [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DJANGO_DEBUG": "0"},
+    )
+    api_seconds = time.perf_counter() - start
+    job = client.get(f"/api/v1/jobs/{job_id}").json()
+    assert job["status"] == "succeeded", (job, worker.stderr[-2000:])
+    claims = Claim.objects.filter(answer__audit_set__name="api-import").count()
+    print(f"  API job: {api_seconds:.1f} s, {claims / api_seconds:.0f} claims/s ({claims} claims)")
+    assert Job.objects.filter(pk=job_id, status="succeeded").exists()
+    took, rss, _kids, _cpu, _own, _out = _run_cli(path, "cli-import", None)
+    claims = Claim.objects.filter(answer__audit_set__name="cli-import").count()
+    print(f"  CLI:     {took:.1f} s, {claims / took:.0f} claims/s ({claims} claims), {rss:.0f} MB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--answers", type=int, default=20000)
     parser.add_argument("--requests", type=int, default=40)
+    parser.add_argument("--import-answers", type=int, default=0)
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="citeaudit-api-bench-")
     try:
         _setup(os.environ.get("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3"))
-        run(args)
+        if args.answers:
+            run(args)
+        if args.import_answers:
+            import_side_by_side(args.import_answers, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
