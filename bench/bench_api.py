@@ -2,7 +2,7 @@
 status and a label filter) and pulling all gold of the set as JSON Lines, through the API
 with a lead's token, in this process (server time, no network). Run by hand, never in CI:
 
-    .venv/bin/python bench/bench_api.py [--answers 20000] [--requests 40]
+    .venv/bin/python bench/bench_api.py [--answers 20000] [--requests 40] [--reuse FOLDER]
     DATABASE_URL=postgres://… .venv/bin/python bench/bench_api.py --answers 0 --import-answers 10000
 
 --answers 20000 is 100k claims (5 per answer), 200k submitted sheets and gold on half the
@@ -56,12 +56,16 @@ def run(args: argparse.Namespace) -> None:
     from audit.models import AuditSet, Claim
     from audit.services.planner import planner_statistics_refresh
 
-    print(f"building {args.answers} answers ({_now()}) on {connection.vendor}", flush=True)
-    start = time.perf_counter()
-    n_claims, n_sheets = build(args.answers)
-    services.set_changed(audit_set_id=AuditSet.objects.get(name=SET_NAME).pk)
-    planner_statistics_refresh(rows=n_claims + n_sheets)
-    print(f"built {n_claims} claims, {n_sheets} sheets in {time.perf_counter() - start:.0f} s")
+    if args.reuse and AuditSet.objects.filter(name=SET_NAME).exists():
+        print(f"reusing the built set ({_now()}) on {connection.vendor}")
+    else:
+        print(f"building {args.answers} answers ({_now()}) on {connection.vendor}", flush=True)
+        start = time.perf_counter()
+        n_claims, n_sheets = build(args.answers)
+        services.set_changed(audit_set_id=AuditSet.objects.get(name=SET_NAME).pk)
+        planner_statistics_refresh(rows=n_claims + n_sheets)
+        seconds = time.perf_counter() - start
+        print(f"built {n_claims} claims, {n_sheets} sheets in {seconds:.0f} s")
     audit_set = AuditSet.objects.get(name=SET_NAME)
     _token, text = services.token_create(
         user=User.objects.get(username="lead"), name="bench", scope="read"
@@ -153,10 +157,14 @@ def main() -> None:
     parser.add_argument("--answers", type=int, default=20000)
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--import-answers", type=int, default=0)
+    parser.add_argument(
+        "--reuse", help="keep the SQLite file in this folder and measure its set if it is built"
+    )
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="citeaudit-api-bench-")
+    folder = args.reuse or tmp
     try:
-        _setup(os.environ.get("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3"))
+        _setup(os.environ.get("DATABASE_URL", f"sqlite:///{folder}/bench.sqlite3"))
         if args.answers:
             run(args)
         if args.import_answers:
