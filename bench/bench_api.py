@@ -48,6 +48,7 @@ def _now() -> str:
 
 def run(args: argparse.Namespace) -> None:
     from django.contrib.auth.models import User
+    from django.core.management import call_command
     from django.db import connection
     from django.test import Client
 
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> None:
     from audit.models import AuditSet, Claim
     from audit.services.planner import planner_statistics_refresh
 
+    call_command("migrate", verbosity=0)
     if args.reuse and AuditSet.objects.filter(name=SET_NAME).exists():
         print(f"reusing the built set ({_now()}) on {connection.vendor}")
     else:
