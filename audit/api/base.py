@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -112,26 +112,16 @@ def decode_cursor(cursor: str) -> int:
 
 
 def cursor_page(
-    queryset: QuerySet,
-    *,
-    cursor: str | None,
-    limit: int,
-    row: Callable[[Any], dict],
-    fetch: Callable[[list[int]], Iterable[Any]] | None = None,
+    queryset: QuerySet, *, cursor: str | None, limit: int, row: Callable[[Any], dict]
 ) -> dict:
     """A page of `queryset` in primary-key order after the cursor's key. New rows get higher
-    keys, so paging through while others insert neither repeats nor skips a row.
-
-    The page's keys are read first, then its rows by key (`fetch`, by default the queryset
-    itself), so the joins a row needs never steer the walk that finds the page."""
+    keys, so paging through while others insert neither repeats nor skips a row."""
     if cursor:
         queryset = queryset.filter(pk__gt=decode_cursor(cursor))
-    keys = list(queryset.order_by("pk").values_list("pk", flat=True)[: limit + 1])
-    more = len(keys) > limit
-    keys = keys[:limit]
-    rows = fetch(keys) if fetch else queryset.filter(pk__in=keys)
-    by_key = {item.pk: item for item in rows}
+    rows = list(queryset.order_by("pk")[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
     return {
-        "items": [row(by_key[pk]) for pk in keys if pk in by_key],
-        "next_cursor": encode_cursor(keys[-1]) if more and keys else None,
+        "items": [row(item) for item in rows],
+        "next_cursor": encode_cursor(rows[-1].pk) if more and rows else None,
     }

@@ -363,20 +363,14 @@ def claim_list(
     with `my_sheet` (todo, draft, submitted) and nothing of the other sheets; their
     `status` filter takes those three values."""
     audit_set = access.get_set_for_user(request, set_id)
-    claims = api_selectors.api_claims(
+    rows = api_selectors.api_claims(
         user=request.user,
         audit_set=audit_set,
         status=str(status) if status else "",
         system=system,
         label=str(label) if label else "",
     )
-    return cursor_page(
-        claims,
-        cursor=cursor,
-        limit=limit,
-        row=_claim_row(is_lead(request.user)),
-        fetch=lambda keys: api_selectors.api_claim_rows(claims, keys),
-    )
+    return cursor_page(rows, cursor=cursor, limit=limit, row=_claim_row(is_lead(request.user)))
 
 
 def _judgment_fields(record) -> dict:
