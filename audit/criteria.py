@@ -426,6 +426,16 @@ class Decision:
         return tuple(result for result in self.results if not result.passed)
 
 
+def decision_badge(decision: Decision | Outcome | None) -> str:
+    """ "pass", "fail", "provisional" (some claim has no gold yet, whatever the criteria
+    say so far) or "none" (the set has no criteria)."""
+    if decision is None:
+        return "none"
+    if decision.provisional:
+        return "provisional"
+    return "pass" if decision.passed else "fail"
+
+
 def evaluate(
     criteria: Iterable[Criterion], claims: Iterable[ClaimLabel], *, system: str | None = None
 ) -> Decision:

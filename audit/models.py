@@ -1319,3 +1319,38 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.email} to {self.workspace} as {self.role}"
+
+
+class ApiToken(models.Model):
+    """A personal token for the HTTP API (/api/v1/): requests made with it act as its owner.
+
+    Only a hash of the secret is stored; the secret is shown once, when the token is made.
+    The prefix (the token's first characters, not secret) finds the row in one lookup.
+    """
+
+    class Scope(models.TextChoices):
+        READ = "read", "Read only"
+        WRITE = "write", "Read and write"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True)
+    # sha256 of the whole token: the secret has 256 random bits, so a fast hash is enough
+    # (a slow password hasher protects guessable passwords, which this is not).
+    secret_hash = models.CharField(max_length=64)
+    scope = models.CharField(max_length=5, choices=Scope.choices, default=Scope.READ)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    def is_active(self, now) -> bool:
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)

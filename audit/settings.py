@@ -57,6 +57,8 @@ INSTALLED_APPS = [
     "simple_history",
     "axes",
     "django_tasks_db",
+    # The API; listed so its docs page loads Swagger UI from our static files, not a CDN.
+    "ninja",
     "audit",
 ]
 

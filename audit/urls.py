@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from audit.api import api
 from audit.views import (
     adjudication,
     agreement,
@@ -15,6 +16,7 @@ from audit.views import (
     reports,
     review,
     sets,
+    tokens,
     webhooks,
     workspaces,
 )
@@ -105,6 +107,8 @@ audit_patterns = [
         name="invitation-revoke",
     ),
     path("invitations/<str:token>/", workspaces.invitation_accept, name="invitation-accept"),
+    path("tokens/", tokens.token_list, name="token-list"),
+    path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token-revoke"),
 ]
 
 urlpatterns = [
@@ -134,6 +138,7 @@ urlpatterns = [
         name="password_reset_complete",
     ),
     path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
 ]
 
 if settings.OIDC_ENABLED:

@@ -266,3 +266,19 @@ def refund_set_with_gold(lead, name: str = "Refunds"):
         )
     services.claims_changed(claim_ids=[c.pk for c in claims], audit_set_id=audit_set.pk)
     return audit_set, claims
+
+
+def api_client(user, scope: str = "write"):
+    """A test client whose requests carry a new API token of the user's (no session)."""
+    from django.test import Client
+
+    _token, text = services.token_create(user=user, name="tests", scope=scope)
+    return Client(HTTP_AUTHORIZATION=f"Bearer {text}")
+
+
+def gold_by_agreement(reviewers, claim, judgment: str = "not_supported") -> None:
+    """Both reviewers submit the same judgment on the claim: unanimous gold (auto_gold)."""
+    from tests.factories import submit_sheet
+
+    for reviewer in reviewers:
+        submit_sheet(reviewer, claim, judgment)

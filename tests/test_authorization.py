@@ -22,6 +22,8 @@ ROLES = ("anonymous", "reviewer_a", "reviewer_b", "lead")
 LOGIN = 302  # anonymous users are sent to the login page
 # Django's own admin is guarded by is_staff; none of the roles is staff.
 ADMIN_PREFIX = "admin:"
+# The API authenticates by token, not session: its matrix is tests/test_api_authorization.py.
+API_PREFIX = "api:"
 
 # url name: {method: (anonymous, reviewer A, reviewer B, lead)}
 # Reviewer A is assigned the claim; reviewer B reviews the same set but not that claim.
@@ -109,6 +111,9 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     # a redirect) and leads; anyone else gets a 404. Flags are settled by leads.
     "audit:comment-create": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 302, 404, 302)},
     "audit:flag-settle": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
+    # Everyone signed in makes their own API tokens; only the owner revokes one (reviewer A's).
+    "audit:token-list": {"GET": (LOGIN, 200, 200, 200), "POST": (LOGIN, 200, 200, 200)},
+    "audit:token-revoke": {"GET": (405, 405, 405, 405), "POST": (LOGIN, 302, 404, 404)},
     "login": {"GET": (200, 200, 200, 200), "POST": (200, 200, 200, 200)},
     "logout": {"GET": (405, 405, 405, 405), "POST": (302, 302, 302, 302)},
     # Everyone sees their own workspaces; only a site administrator creates one.
@@ -143,7 +148,9 @@ def _patterns(resolver: URLResolver, prefix: str = "", namespace: str = "") -> l
 
 
 def all_url_names() -> list[tuple[str, str]]:
-    return [(n, r) for n, r in _patterns(get_resolver()) if not n.startswith(ADMIN_PREFIX)]
+    return [
+        (n, r) for n, r in _patterns(get_resolver()) if not n.startswith((ADMIN_PREFIX, API_PREFIX))
+    ]
 
 
 @pytest.fixture
@@ -168,6 +175,7 @@ def world(lead):
     webhook = Webhook.objects.create(
         audit_set=audit_set, url="http://127.0.0.1:9/", secret="s", events=["set.reviewed"]
     )
+    api_token, _text = services.token_create(user=reviewer_a, name="matrix", scope="read")
     assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
     owner = _owner()
     # One invitation to withdraw, another to accept: the matrix withdraws before accepting.
@@ -195,6 +203,7 @@ def world(lead):
         "judge": judge,
         "run": run,
         "webhook": webhook,
+        "api_token": api_token,
     }
 
 
@@ -215,6 +224,7 @@ def _url(route: str, world: dict) -> str:
         "webhooks/": world["webhook"].pk,
         "workspaces/<slug:slug>/members/": world["membership"].pk,
         "workspaces/<slug:slug>/invitations/": world["invitation"].pk,
+        "tokens/": world["api_token"].pk,
     }
     url = "/" + route
     for prefix, pk in pk_for.items():

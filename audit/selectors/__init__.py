@@ -41,6 +41,7 @@ from audit.selectors.calibration import (
     set_controls,
     training_gold,
 )
+from audit.selectors.decision import decision_report, set_criteria, system_decision
 from audit.selectors.discussion import Thread, claim_thread, may_discuss
 from audit.selectors.jobs import (
     JobProgress,
@@ -184,4 +185,7 @@ __all__ = [
     "jobs_for_lead",
     "job_is_stale",
     "job_progress",
+    "set_criteria",
+    "system_decision",
+    "decision_report",
 ]

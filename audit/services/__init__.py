@@ -57,6 +57,7 @@ from audit.services.review import (
     sheet_save,
     sheet_submit,
 )
+from audit.services.tokens import TokenRejected, token_authenticate, token_create, token_revoke
 from audit.services.verdicts import VerdictImportSummary, verdicts_import
 from audit.services.webhooks import WebhookRefused, webhook_create, webhook_delete, webhooks_fire
 
@@ -119,4 +120,8 @@ __all__ = [
     "webhook_create",
     "webhook_delete",
     "webhooks_fire",
+    "TokenRejected",
+    "token_authenticate",
+    "token_create",
+    "token_revoke",
 ]

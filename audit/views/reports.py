@@ -23,6 +23,7 @@ from audit.criteria import (
     Outcome,
     criteria_from_dicts,
     decide_counts,
+    decision_badge,
     evaluate,
 )
 from audit.forms import CompareForm, CriteriaForm
@@ -60,10 +61,7 @@ STATUS_LABELS = {
 
 def _criteria(audit_set: AuditSet) -> tuple[tuple[Criterion, ...], str]:
     """The set's criteria, and an error message if the stored JSON cannot be read."""
-    try:
-        return criteria_from_dicts(audit_set.criteria), ""
-    except CriteriaError as error:
-        return (), str(error)
+    return selectors.set_criteria(audit_set=audit_set)
 
 
 def _described(items: list) -> list[str]:
@@ -95,12 +93,7 @@ class SystemRelease:
     explained: list[Explained] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
-        if self.decision is None:
-            self.badge = "none"
-        elif self.decision.provisional:
-            self.badge = "provisional"
-        else:
-            self.badge = "pass" if self.decision.passed else "fail"
+        self.badge = decision_badge(self.decision)
 
 
 @dataclass

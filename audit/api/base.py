@@ -1,0 +1,127 @@
+"""The HTTP API's frame: token authentication, JSON errors and cursor pages.
+
+Every request carries `Authorization: Bearer <token>`; its user becomes `request.user`, so
+the pages' permission helpers (audit.views.access) and selectors decide what it may see,
+unchanged. Session cookies are not read here: a page's cookie never authorizes a write.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+
+from audit import services
+from audit.models import ApiToken
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+MAX_LIMIT = 500
+
+
+class TokenAuth(HttpBearer):
+    """A personal token; a read-only one may not write (403)."""
+
+    openapi_description = "A personal API token (`cit_…`), made on the API tokens page."
+
+    def authenticate(self, request: HttpRequest, token: str) -> ApiToken:
+        try:
+            found = services.token_authenticate(text=token)
+        except services.TokenRejected as rejected:
+            raise HttpError(401, str(rejected)) from None
+        if found.scope != ApiToken.Scope.WRITE and request.method not in SAFE_METHODS:
+            raise HttpError(403, "This token is read-only; make a read-write token to write.")
+        request.user = found.user
+        return found
+
+
+api = NinjaAPI(
+    title="Citeaudit API",
+    version="1",
+    description=(
+        "Push answers and verdicts, pull labelled data and gold, and ask whether a system "
+        "passes its release criteria. Authenticate with `Authorization: Bearer <token>`."
+    ),
+    urls_namespace="api",
+    auth=TokenAuth(),
+)
+
+
+def _error(request: HttpRequest, message: str, status: int, **extra: Any) -> HttpResponse:
+    return api.create_response(request, {"detail": message, **extra}, status=status)
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return _error(request, str(exc) or "Not found.", 404)
+
+
+@api.exception_handler(PermissionDenied)
+def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+    return _error(request, str(exc) or "You may not do this.", 403)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    response = _error(request, "Authentication required: send Authorization: Bearer <token>.", 401)
+    response["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    response = _error(request, str(exc), exc.status_code)
+    if exc.status_code == 401:
+        response["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+    return response
+
+
+@api.exception_handler(ValidationError)
+def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    problems = []
+    for error in exc.errors:
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        problems.append(f"{where}: {error.get('msg', 'invalid')}")
+    errors = [
+        {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+        for e in exc.errors
+    ]
+    return _error(request, "Invalid request: " + "; ".join(problems), 422, errors=errors)
+
+
+def encode_cursor(pk: int) -> str:
+    return base64.urlsafe_b64encode(f"after:{pk}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        kind, _, value = text.partition(":")
+        if kind != "after" or not value.isdigit():
+            raise ValueError
+        return int(value)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise HttpError(400, "Invalid cursor: pass next_cursor from the previous page.") from None
+
+
+def cursor_page(
+    queryset: QuerySet, *, cursor: str | None, limit: int, row: Callable[[Any], dict]
+) -> dict:
+    """A page of `queryset` in primary-key order after the cursor's key. New rows get higher
+    keys, so paging through while others insert neither repeats nor skips a row."""
+    if cursor:
+        queryset = queryset.filter(pk__gt=decode_cursor(cursor))
+    rows = list(queryset.order_by("pk")[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return {
+        "items": [row(item) for item in rows],
+        "next_cursor": encode_cursor(rows[-1].pk) if more and rows else None,
+    }

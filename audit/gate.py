@@ -1,0 +1,128 @@
+"""The release gate from any machine: asks the API whether a system passes its set's release
+criteria and exits 0 (pass), 1 (fail), 2 (provisional) or 3 (usage, connection or server
+error), printing the reasons. Standard library only: no Django needed where CI runs it.
+
+    python -m audit.gate --url https://citeaudit.example.org --token "$CITEAUDIT_TOKEN" \\
+        --set "Nightly eval" --system rag-v42
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+PASS, FAIL, PROVISIONAL, ERROR = 0, 1, 2, 3
+EXIT_CODES = {"pass": PASS, "fail": FAIL, "provisional": PROVISIONAL}
+
+
+class GateError(Exception):
+    """Anything that keeps the gate from an answer: exit code 3."""
+
+
+def describe(decision: dict[str, Any]) -> str:
+    """The decision as lines for a CI log: the verdict, then each failed criterion and its
+    claims. Shared with `manage.py gate`."""
+    lines = [f"{decision['system']}: {decision['decision'].upper()}"]
+    if decision.get("criteria_error"):
+        lines.append(f"  criteria could not be read: {decision['criteria_error']}")
+    if decision["decision"] == "none":
+        lines.append("  the set has no release criteria: set them on the report's criteria page")
+    if decision["decision"] == "provisional":
+        lines.append("  some claims have no gold yet; the result so far:")
+    for result in decision.get("criteria", []):
+        mark = "ok  " if result["passed"] else "FAIL"
+        lines.append(f"  {mark} {result['criterion']} {result['detail']}")
+        for claim in result.get("claims", []) if not result["passed"] else []:
+            reason = f" ({claim['reason']})" if claim.get("reason") else ""
+            lines.append(
+                f"       claim {claim['id']} of answer {claim['answer_external_id']}: "
+                f"{claim['text'][:120]}{reason}"
+            )
+        hidden = result.get("failing", 0) - len(result.get("claims", []))
+        if not result["passed"] and hidden > 0:
+            lines.append(f"       … and {hidden} more")
+    return "\n".join(lines)
+
+
+def exit_code(decision: dict[str, Any]) -> int:
+    return EXIT_CODES.get(decision["decision"], ERROR)
+
+
+def _get(base: str, path: str, token: str, timeout: float, **query: str) -> Any:
+    url = f"{base.rstrip('/')}/api/v1/{path}"
+    if query:
+        url += "?" + urllib.parse.urlencode(query)
+    request = urllib.request.Request(
+        url, headers={"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as error:
+        try:
+            detail = json.load(error).get("detail", "")
+        except (ValueError, AttributeError):
+            detail = ""
+        raise GateError(f"{url}: HTTP {error.code} {detail}".rstrip()) from None
+    except (urllib.error.URLError, TimeoutError, OSError) as error:
+        raise GateError(f"{url}: cannot connect ({error})") from None
+    except ValueError:
+        raise GateError(f"{url}: the answer is not JSON") from None
+
+
+def gate(*, url: str, token: str, set_ref: str, system: str, timeout: float = 60) -> dict:
+    """The decision for `system` of the set named or numbered `set_ref`."""
+    set_id = set_ref
+    if not set_ref.isdigit():
+        found = _get(url, "sets", token, timeout, name=set_ref)
+        if not found:
+            raise GateError(f"No set named {set_ref!r} that this token may see.")
+        set_id = str(found[0]["id"])
+    return _get(url, f"sets/{set_id}/decision", token, timeout, system=system)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m audit.gate",
+        description="Exit 0 if the system passes its set's release criteria, 1 if it fails, "
+        "2 if the decision is provisional, 3 on a usage or connection error.",
+    )
+    parser.add_argument("--url", required=True, help="Citeaudit's address, e.g. https://…")
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("CITEAUDIT_TOKEN", ""),
+        help="an API token (default: $CITEAUDIT_TOKEN)",
+    )
+    parser.add_argument("--set", required=True, dest="set_ref", help="the set's id or name")
+    parser.add_argument("--system", required=True, help="the system (run) to decide")
+    parser.add_argument("--timeout", type=float, default=60, help="seconds per request")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return PASS if exit_.code == 0 else ERROR
+    if not args.token:
+        print("gate: no token: pass --token or set CITEAUDIT_TOKEN", file=sys.stderr)
+        return ERROR
+    try:
+        decision = gate(
+            url=args.url,
+            token=args.token,
+            set_ref=args.set_ref,
+            system=args.system,
+            timeout=args.timeout,
+        )
+    except GateError as error:
+        print(f"gate: {error}", file=sys.stderr)
+        return ERROR
+    print(describe(decision))
+    return exit_code(decision)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

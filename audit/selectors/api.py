@@ -1,0 +1,131 @@
+"""Reads of the HTTP API's lists: answers, claims, sheets and gold of a set, as querysets in
+primary-key order (the API pages them by key), each limited to what the user may see with
+the same rules as the pages (blind_claims, visible_sheets, review_queue)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.db.models import Case, F, OuterRef, QuerySet, Subquery, Value, When
+from django.db.models.functions import Coalesce
+
+from audit.models import Adjudication, Answer, AuditSet, AuditSheet, Claim, ReviewStatus
+from audit.roles import leads
+from audit.selectors.blindness import blind_claim_ids, blind_claims, visible_sheets
+from audit.selectors.review import review_queue
+
+# A reviewer's own place on a claim, the status a reviewer's list shows instead of the
+# claim's review status (which would tell them how the other sheets stand).
+MY_SHEET_STATUSES = ("todo", "draft", "submitted")
+
+
+def api_answers(*, audit_set: AuditSet, system: str = "") -> QuerySet[Answer]:
+    answers = Answer.objects.filter(audit_set=audit_set)
+    if system:
+        answers = answers.filter(system=system)
+    return answers.select_related("question").only(
+        "pk", "external_id", "system", "is_partial", "question__external_id", "created_at"
+    )
+
+
+def api_claims(
+    *, user, audit_set: AuditSet, status: str = "", system: str = "", label: str = ""
+) -> QuerySet[Claim]:
+    """A lead: every claim of the set, with its review status (a claim the lead still
+    reviews reads "in review", as in the claims table). A reviewer: the claims assigned to
+    them, with their own sheet's status only (`my_sheet`: todo, draft or submitted)."""
+    claims = Claim.objects.all()
+    if leads(user, audit_set):
+        claims = claims.filter(answer__audit_set=audit_set)
+        blind = blind_claim_ids(user=user, audit_set=audit_set)
+        shown = (
+            Case(When(pk__in=blind, then=Value(ReviewStatus.IN_REVIEW)), default=F("review_status"))
+            if blind
+            else F("review_status")
+        )
+        claims = claims.annotate(shown_status=shown)
+    else:
+        own = AuditSheet.objects.filter(claim=OuterRef("pk"), reviewer=user).values("status")[:1]
+        claims = claims.filter(
+            pk__in=review_queue(reviewer=user, audit_set=audit_set).values("claim_id")
+        ).annotate(shown_status=Coalesce(Subquery(own), Value("todo")))
+    if status:
+        claims = claims.filter(shown_status=status)
+    if system:
+        claims = claims.filter(answer__system=system)
+    if label:
+        claims = claims.filter(machine_check__label=label)
+    return claims.annotate(
+        system=F("answer__system"),
+        answer_external_id=F("answer__external_id"),
+        label=F("machine_check__label"),
+    ).only(
+        "pk",
+        "answer_id",
+        "parent_id",
+        "order",
+        "text",
+        "start",
+        "end",
+        "location",
+        "is_uncited",
+        "answers_question",
+    )
+
+
+def api_sheets(*, user, audit_set: AuditSet) -> QuerySet[AuditSheet]:
+    """A lead: the set's sheets less those of claims they still review but their own; a
+    reviewer: their own sheets only."""
+    sheets = AuditSheet.objects.filter(claim__answer__audit_set=audit_set)
+    if not leads(user, audit_set):
+        sheets = sheets.filter(reviewer=user)
+    return visible_sheets(sheets, user=user).select_related("reviewer")
+
+
+def api_gold(*, user, audit_set: AuditSet) -> Iterator[dict]:
+    """Every gold record of the set, one dict per claim, read in chunks (flat memory);
+    claims the user still reviews are left out, as gold is on every page."""
+    rows = (
+        Adjudication.objects.filter(claim__answer__audit_set=audit_set)
+        .exclude(claim_id__in=blind_claims(user=user))
+        .order_by("pk")
+        .values(
+            "claim_id",
+            "claim__answer_id",
+            "claim__answer__external_id",
+            "claim__answer__question__external_id",
+            "claim__answer__system",
+            "claim__parent_id",
+            "claim__order",
+            "claim__text",
+            "judgment",
+            "source",
+            "evidence",
+            "unsupported_assertions",
+            "verification_worthy",
+            "answers_question",
+            "reason",
+            "note",
+            "updated_at",
+        )
+    )
+    for row in rows.iterator(chunk_size=2000):
+        yield {
+            "claim": row["claim_id"],
+            "answer": row["claim__answer_id"],
+            "answer_external_id": row["claim__answer__external_id"],
+            "question_id": row["claim__answer__question__external_id"],
+            "system": row["claim__answer__system"],
+            "parent": row["claim__parent_id"],
+            "order": row["claim__order"],
+            "claim_text": row["claim__text"],
+            "judgment": row["judgment"],
+            "source": row["source"],
+            "evidence": row["evidence"],
+            "unsupported_assertions": row["unsupported_assertions"],
+            "verification_worthy": row["verification_worthy"],
+            "answers_question": row["answers_question"],
+            "reason": row["reason"],
+            "note": row["note"],
+            "updated_at": row["updated_at"].isoformat(),
+        }

@@ -1,0 +1,158 @@
+"""The API's authorization matrix: every operation of the OpenAPI schema, requested as
+anonymous, reviewer A, reviewer B, a lead and a lead's read-only token, returns exactly the
+status written here. An operation without an entry fails the test, so a new endpoint cannot
+ship without deciding who may use it."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from audit import services
+from audit.api import api
+from audit.models import Assignment, AuditSet, Claim, Job
+from tests.conftest import FIXTURES, api_client, import_file
+from tests.factories import UserFactory, default_workspace
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ("anonymous", "reviewer_a", "reviewer_b", "lead", "read_only")
+NO = 401  # no token
+RO = 403  # a read-only token that tries to write
+
+# (path, method): (anonymous, reviewer A, reviewer B, lead, lead's read-only token)
+# Reviewer A is assigned the claim; reviewer B reviews the same set but not that claim.
+MATRIX: dict[tuple[str, str], tuple[int, int, int, int, int]] = {
+    ("/api/v1/me", "GET"): (NO, 200, 200, 200, 200),
+    ("/api/v1/sets", "GET"): (NO, 200, 200, 200, 200),
+    ("/api/v1/sets", "POST"): (NO, 403, 403, 201, RO),
+    ("/api/v1/sets/{set_id}", "GET"): (NO, 200, 200, 200, 200),
+    ("/api/v1/sets/{set_id}/settings", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/settings", "PATCH"): (NO, 403, 403, 200, RO),
+    ("/api/v1/imports", "POST"): (NO, 403, 403, 202, RO),
+    ("/api/v1/jobs/{job_id}", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/answers", "GET"): (NO, 200, 200, 200, 200),
+    ("/api/v1/sets/{set_id}/claims", "GET"): (NO, 200, 200, 200, 200),
+    # A claim exists for the reviewer it is assigned to, and for leads.
+    ("/api/v1/claims/{claim_id}", "GET"): (NO, 200, 404, 200, 200),
+    ("/api/v1/sets/{set_id}/sheets", "GET"): (NO, 200, 200, 200, 200),
+    ("/api/v1/sets/{set_id}/gold", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/verdicts", "POST"): (NO, 403, 403, 200, RO),
+    ("/api/v1/sets/{set_id}/agreement", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/report", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/decision", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/exports/{fmt}", "GET"): (NO, 403, 403, 200, 200),
+}
+# The schema and its docs page are public: they describe the API, not any data.
+PUBLIC = ("/api/v1/openapi.json", "/api/v1/docs")
+
+_names = itertools.count()
+
+
+def _operations() -> set[tuple[str, str]]:
+    schema = api.get_openapi_schema(path_prefix="/api/v1/")
+    return {(path, method.upper()) for path, ops in schema["paths"].items() for method in ops}
+
+
+@pytest.fixture
+def world(lead):
+    reviewer_a = UserFactory(username="rev_a", role="reviewer")
+    reviewer_b = UserFactory(username="rev_b", role="reviewer")
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="Matrix")
+    import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
+    services.review_open(
+        audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=1, by=lead
+    )
+    claim = Claim.objects.filter(assignments__reviewer=reviewer_a).order_by("pk").first()
+    assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
+    job = Job.objects.create(kind=Job.Kind.IMPORT, audit_set=audit_set, token="api-matrix")
+    return {
+        "clients": {
+            "anonymous": Client(),
+            "reviewer_a": api_client(reviewer_a),
+            "reviewer_b": api_client(reviewer_b),
+            "lead": api_client(lead),
+            "read_only": api_client(lead, scope="read"),
+        },
+        "ids": {"set_id": audit_set.pk, "claim_id": claim.pk, "job_id": job.pk, "fmt": "jsonl"},
+        "set": audit_set,
+    }
+
+
+def _request(client: Client, path: str, method: str, world: dict):
+    url = path.format(**world["ids"])
+    if path.endswith("/decision"):
+        return client.get(url, {"system": "handmade v1"})
+    if method == "GET":
+        return client.get(url)
+    if path == "/api/v1/sets":
+        body = {"name": f"Matrix {next(_names)}"}
+        return client.post(url, body, content_type="application/json")
+    if method == "PATCH":
+        return client.patch(url, {"description": "x"}, content_type="application/json")
+    if path == "/api/v1/imports":
+        upload = SimpleUploadedFile(
+            "run.jsonl", (FIXTURES / "demo" / "handmade.jsonl").read_bytes()
+        )
+        return client.post(url, {"file": upload, "set": world["set"].pk})
+    if path.endswith("/verdicts"):
+        line = b'{"judge": "j", "answer_id": "hm-1-a", "claim_index": 0, "judgment": "unclear"}'
+        return client.post(url, {"file": SimpleUploadedFile("judge.jsonl", line)})
+    raise AssertionError(f"no request written for {method} {path}")
+
+
+def test_every_api_operation_has_an_entry():
+    operations = _operations()
+    assert sorted(operations - set(MATRIX)) == []
+    assert sorted(set(MATRIX) - operations) == []
+
+
+def test_every_api_operation_answers_each_role_as_written(world):
+    got, expected = {}, {}
+    for (path, method), statuses in MATRIX.items():
+        expected[(path, method)] = statuses
+        got[(path, method)] = tuple(
+            _request(world["clients"][role], path, method, world).status_code for role in ROLES
+        )
+    assert got == expected
+
+
+def test_an_undeclared_method_is_405_for_everyone(world):
+    for path in {path for path, _method in MATRIX}:
+        declared = {method for p, method in MATRIX if p == path}
+        for method in {"GET", "POST", "PATCH", "DELETE"} - declared:
+            url = path.format(**world["ids"])
+            for role in ROLES:
+                client = world["clients"][role]
+                response = getattr(client, method.lower())(url)
+                assert response.status_code in (405, 401), (method, url, role)
+                if role != "anonymous":
+                    assert response.status_code == 405, (method, url, role)
+
+
+def test_a_reviewer_outside_a_set_gets_404_on_its_pages_and_403_on_lead_ones(world):
+    outsider = api_client(UserFactory(username="rev_c", role="reviewer"))
+    for (path, method), statuses in MATRIX.items():
+        if "{set_id}" not in path or method != "GET":
+            continue
+        expected = 404 if statuses[1] == 200 else statuses[1]
+        response = _request(outsider, path, method, world)
+        assert response.status_code == expected, path
+
+
+def test_errors_are_json_with_a_message_for_every_role(world):
+    for (path, method), statuses in MATRIX.items():
+        for role, status in zip(ROLES, statuses, strict=True):
+            if status < 400:
+                continue
+            response = _request(world["clients"][role], path, method, world)
+            assert response["Content-Type"] == "application/json; charset=utf-8", (path, role)
+            assert response.json()["detail"], (path, role)
+
+
+def test_the_schema_and_docs_are_public(world):
+    for url in PUBLIC:
+        assert Client().get(url).status_code == 200
