@@ -10,14 +10,20 @@ from audit import services
 from audit.models import (
     Adjudication,
     Answer,
+    ApiToken,
     Assignment,
     AuditSet,
     AuditSheet,
     Claim,
     ClaimCheck,
+    ClaimComment,
     ClaimFact,
+    ClaimSkip,
+    ControlAssignment,
+    ControlClaim,
     CriteriaChange,
     GuidelineFlag,
+    GuidelineVersion,
     ImportBatch,
     Invitation,
     Job,
@@ -35,6 +41,7 @@ from audit.models import (
     RaterLabel,
     ReleaseFact,
     ReleaseTally,
+    ReviewerPause,
     ReviewerTally,
     SheetFact,
     Webhook,
@@ -427,3 +434,20 @@ class InvitationAdmin(admin.ModelAdmin):
     list_display = ["email", "workspace", "role", "created_at", "expires_at", "accepted_at"]
     list_filter = ["workspace"]
     readonly_fields = ["token_hash", "accepted_at", "accepted_by", "invited_by"]
+
+
+# Calibration: skips, guideline versions, controls, pauses and discussions, to look up.
+admin.site.register([ClaimSkip, GuidelineVersion, ControlClaim, ControlAssignment, ReviewerPause])
+
+
+@admin.register(ClaimComment)
+class ClaimCommentAdmin(admin.ModelAdmin):
+    list_display = ["claim", "author", "created_at"]
+    raw_id_fields = ["claim"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    # Only the secret's hash is stored; the admin can revoke a token, never read one.
+    list_display = ["name", "user", "prefix", "scope", "created_at", "expires_at", "revoked_at"]
+    readonly_fields = ["prefix", "secret_hash", "last_used_at"]

@@ -282,7 +282,8 @@ JUDGE_MAX_RETRY_AFTER = float(os.environ.get("CITEAUDIT_JUDGE_MAX_RETRY_AFTER", 
 # Invitation links and password-reset mails go through the default mailer. The console
 # backend (the default) prints them where the server logs; EMAIL_BACKEND=smtp sends them
 # through EMAIL_HOST (EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS).
-if os.environ.get("EMAIL_BACKEND", "console") == "smtp":
+# A production server sends mail unless told otherwise; elsewhere it goes to the console.
+if os.environ.get("EMAIL_BACKEND", "smtp" if PRODUCTION else "console") == "smtp":
     MAILERS = {
         "default": {
             "BACKEND": "django.core.mail.backends.smtp.EmailBackend",

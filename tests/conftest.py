@@ -282,3 +282,11 @@ def gold_by_agreement(reviewers, claim, judgment: str = "not_supported") -> None
 
     for reviewer in reviewers:
         submit_sheet(reviewer, claim, judgment)
+
+
+@pytest.fixture
+def claim():
+    """The first claim of the handmade fixture's first answer (tests that import it)."""
+    from audit.models import Claim
+
+    return Claim.objects.get(answer__external_id="hm-1-a", order=0)

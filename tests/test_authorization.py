@@ -467,6 +467,9 @@ WORKSPACE_MATRIX: dict[str, dict[str, tuple[int, ...]]] = {
     # A claim's thread: its reviewer (refused with a message before their sheet is in) and
     # the leads of its set.
     "audit:comment-create": {"GET": NOT_A_PAGE, "POST": (404, 302, 302, 302, 404, 302)},
+    # Everyone's own API tokens; only the owner (reviewer A) revokes theirs.
+    "audit:token-list": {"GET": EVERYONE, "POST": EVERYONE},
+    "audit:token-revoke": {"GET": NOT_A_PAGE, "POST": ASSIGNEE_302},
     "audit:workspace-list": {"GET": EVERYONE, "POST": (403, 403, 403, 403, 403, 200)},
     "audit:workspace-members": OWNER_PAGE,
     # An empty post names no role: 400 for those allowed to post at all.

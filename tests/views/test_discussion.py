@@ -7,17 +7,12 @@ import pytest
 from django.urls import reverse
 
 from audit import services
-from audit.models import Claim, ClaimComment, GuidelineFlag
+from audit.models import ClaimComment, GuidelineFlag
 from tests.factories import submit_sheet
 
 pytestmark = pytest.mark.django_db
 
 SECRET = "B-THINKS-CONTRADICTED-5521"
-
-
-@pytest.fixture
-def claim():
-    return Claim.objects.get(answer__external_id="hm-1-a", order=0)
 
 
 def _page(client, claim) -> str:

@@ -17,11 +17,6 @@ pytestmark = pytest.mark.django_db
 NOTE = "Section 4 says twenty days, not twenty-five."
 
 
-@pytest.fixture
-def claim():
-    return Claim.objects.get(answer__external_id="hm-1-a", order=0)
-
-
 def _counts(body: str) -> str:
     return re.sub(r"<[^>]+>", "", re.search(r'<p id="feedback-counts">(.*?)</p>', body).group(1))
 

@@ -20,11 +20,6 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-@pytest.fixture
-def claim():
-    return Claim.objects.get(answer__external_id="hm-1-a", order=0)
-
-
 def _evidence(claim: Claim, position: int, needle: str) -> str:
     text = claim.answer.passages.get(position=position).text
     start = text.index(needle)
