@@ -13,7 +13,7 @@ from django.test import Client
 
 from audit import services
 from audit.api import api
-from audit.models import Assignment, AuditSet, Claim, Job
+from audit.models import Assignment, AuditSet, Claim, Job, Membership, Workspace
 from tests.conftest import FIXTURES, api_client, import_file
 from tests.factories import UserFactory, default_workspace
 
@@ -156,3 +156,32 @@ def test_errors_are_json_with_a_message_for_every_role(world):
 def test_the_schema_and_docs_are_public(world):
     for url in PUBLIC:
         assert Client().get(url).status_code == 200
+
+
+def test_workspaces_bound_every_operation(world):
+    """A lead of workspace B gets the 404 a stranger gets on A's set, claims and jobs,
+    whatever the method; a signed-in member of nothing gets the lead operations' 403
+    before any lookup and a 404 on the rest; each lists only their own sets."""
+    other = Workspace.objects.create(name="Legal", slug="legal")
+    lead_b = UserFactory(username="lead_b")
+    Membership.objects.create(workspace=other, user=lead_b, role="lead")
+    AuditSet.objects.create(workspace=other, name="Legal answers")
+    clients = {"lead_b": api_client(lead_b), "stranger": api_client(UserFactory(username="nobody"))}
+
+    for (path, method), statuses in MATRIX.items():
+        if not any(key in path for key in ("{set_id}", "{claim_id}", "{job_id}")):
+            continue
+        lead_only = statuses[1] == 403  # reviewer A is refused as a non-lead
+        got = {
+            role: _request(client, path, method, world).status_code
+            for role, client in clients.items()
+        }
+        assert got == {"lead_b": 404, "stranger": 403 if lead_only else 404}, (path, method)
+
+    assert [s["name"] for s in clients["lead_b"].get("/api/v1/sets").json()] == ["Legal answers"]
+    assert clients["stranger"].get("/api/v1/sets").json() == []
+    created = clients["lead_b"].post(
+        "/api/v1/sets", {"name": "Matrix"}, content_type="application/json"
+    )
+    assert created.status_code == 201
+    assert AuditSet.objects.get(pk=created.json()["id"]).workspace == other
