@@ -102,6 +102,32 @@ def _worker_env() -> dict[str, str]:
     }
 
 
+def kill_worker_part_way(worker: subprocess.Popen, job, total: int) -> None:
+    """SIGKILL the worker once its job reports some of `total` rows done but not all (polled
+    for about two minutes at most), as a crash mid-job would stop it."""
+    import signal
+    import time
+
+    from django.core.cache import cache
+
+    from audit.selectors.jobs import PROGRESS_KEY
+
+    try:
+        for _ in range(6000):
+            entry = cache.get(PROGRESS_KEY.format(token=job.token)) or {}
+            if 0 < entry.get("done", 0) < total:
+                break
+            assert worker.poll() is None, worker.stderr.read()
+            time.sleep(0.02)
+        else:
+            pytest.fail("the worker never reported progress part-way")
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+
+
 @pytest.fixture
 def start_worker(transactional_db):
     """Start `manage.py db_worker` processes on this test's database; stopped at the end.

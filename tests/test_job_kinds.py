@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import signal
-import time
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
@@ -20,10 +17,10 @@ from django.utils import timezone
 from audit import services
 from audit.formats import parse_file
 from audit.models import AuditSet, ClaimCheck, Job, RaterLabel, Severity
-from audit.selectors.jobs import PROGRESS_KEY, export_path
+from audit.selectors.jobs import export_path
 from audit.services import jobs
 from audit.services.exports import EXPORT_FORMATS
-from tests.conftest import FIXTURES, import_file, run_queued_jobs
+from tests.conftest import FIXTURES, import_file, kill_worker_part_way, run_queued_jobs
 from tests.factories import UserFactory, claim_at, default_workspace, evidence_ref, submit_sheet
 from tests.formats.helpers import jsonl, native_line
 from tests.test_exports import _export
@@ -389,21 +386,7 @@ def test_kill_9_of_the_worker_mid_rematch_keeps_every_old_check(lead, settings, 
     ClaimCheck.objects.update(best_score=-1.0)
     job = services.job_rematch_create(audit_set=audit_set, user=lead)
     worker = start_worker()
-    try:
-        # Polled until it has recomputed some answers but not all (at most about two minutes).
-        for _ in range(6000):
-            entry = cache.get(PROGRESS_KEY.format(token=job.token)) or {}
-            if 0 < entry.get("done", 0) < n:
-                break
-            assert worker.poll() is None, worker.stderr.read()
-            time.sleep(0.02)
-        else:
-            pytest.fail("the worker never reported progress part-way")
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(timeout=30)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
+    kill_worker_part_way(worker, job, n)
 
     assert set(ClaimCheck.objects.values_list("best_score", flat=True)) == {-1.0}
     settings.JOB_STALE_SECONDS = 0

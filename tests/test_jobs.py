@@ -16,7 +16,7 @@ from audit import selectors, services
 from audit.models import Answer, AuditSet, Claim, Job
 from audit.selectors.jobs import CANCEL_KEY, PROGRESS_KEY
 from audit.services import imports, jobs
-from tests.conftest import FIXTURES, run_queued_jobs
+from tests.conftest import FIXTURES, kill_worker_part_way, run_queued_jobs
 from tests.factories import default_workspace
 from tests.formats.helpers import jsonl, native_line
 
@@ -217,21 +217,7 @@ def test_kill_9_of_the_worker_mid_import_leaves_nothing_and_a_rerun_imports_it_a
     n = 3 * imports.CHUNK
     job = _queue(lead, _many(n))
     worker = start_worker()
-    try:
-        # Polled until it has written some answers but not all (at most about two minutes).
-        for _ in range(6000):
-            entry = cache.get(PROGRESS_KEY.format(token=job.token)) or {}
-            if 0 < entry.get("done", 0) < n:
-                break
-            assert worker.poll() is None, worker.stderr.read()
-            time.sleep(0.02)
-        else:
-            pytest.fail("the worker never reported progress part-way")
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(timeout=30)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
+    kill_worker_part_way(worker, job, n)
     assert worker.returncode == -signal.SIGKILL
 
     job.refresh_from_db()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 from tests.factories import default_workspace
@@ -80,3 +82,17 @@ def watch_errors(page) -> list[str]:
 def saved(page) -> None:
     """Wait until the review page says its draft is saved."""
     page.wait_for_selector("#save-status[data-state=saved]")
+
+
+def watch_bodies(page) -> list[str]:
+    """Every HTML document and htmx fragment the page receives, for blindness checks."""
+    bodies: list[str] = []
+
+    def keep(response) -> None:
+        if "text/html" in (response.headers.get("content-type") or ""):
+            # A redirect has no body to keep.
+            with contextlib.suppress(PlaywrightError):
+                bodies.append(response.text())
+
+    page.on("response", keep)
+    return bodies

@@ -5,11 +5,9 @@ reviewer can tell from any other, and guidelines with versions."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 
 import pytest
-from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from audit import services
@@ -22,24 +20,12 @@ from audit.models import (
     GuidelineFlag,
     SheetFact,
 )
-from tests.browser.conftest import screenshot, watch_errors
+from tests.browser.conftest import screenshot, watch_bodies, watch_errors
 from tests.factories import UserFactory, submit_sheet
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 NOTE = "LEAD-NOTE-7731: section 4 says twenty days."
-
-
-def _watch_bodies(page) -> list[str]:
-    bodies: list[str] = []
-
-    def keep(response) -> None:
-        if "text/html" in (response.headers.get("content-type") or ""):
-            with contextlib.suppress(PlaywrightError):
-                bodies.append(response.text())
-
-    page.on("response", keep)
-    return bodies
 
 
 def _first() -> Claim:
@@ -114,7 +100,7 @@ def test_the_feedback_page_is_blind_until_gold_is_decided(
 ):
     first = _first()
     page = new_page(reviewer_a)
-    bodies = _watch_bodies(page)
+    bodies = watch_bodies(page)
     submit_sheet(reviewer_a, first, "not_supported")
 
     page.goto(f"{live_server.url}/feedback/")
@@ -249,7 +235,7 @@ def test_a_comment_reaches_a_reviewer_only_after_their_own_submit(
     expect(page_b.locator(".comment-body .mention")).to_have_text("@rev_a")
 
     page_a = new_page(reviewer_a)
-    bodies = _watch_bodies(page_a)
+    bodies = watch_bodies(page_a)
     page_a.goto(f"{live_server.url}/claims/{first.pk}/review/")
     expect(page_a.locator("#discussion")).to_have_count(0)
     page_a.click("label.judgment:has-text('Not supported')")

@@ -2,37 +2,21 @@
 claims, one with the keyboard only; drafts survive a reload; a stale tab and a lost
 connection are told so; neither reviewer ever receives the other's sheet."""
 
-import contextlib
 import re
 
 import pytest
 from django.contrib.sessions.models import Session
-from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from audit import services
 from audit.models import AuditSheet, Claim
 from tests.browser.conftest import saved as _saved
-from tests.browser.conftest import screenshot, watch_errors
+from tests.browser.conftest import screenshot, watch_bodies, watch_errors
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 B_NOTE = "B-SECRET-NOTE-4242"
 A_NOTE = "A note: 25 days, checked"
-
-
-def _watch_bodies(page) -> list[str]:
-    """Every HTML document and htmx fragment the page receives, for the blindness check."""
-    bodies: list[str] = []
-
-    def keep(response) -> None:
-        if "text/html" in (response.headers.get("content-type") or ""):
-            # A redirect has no body to keep.
-            with contextlib.suppress(PlaywrightError):
-                bodies.append(response.text())
-
-    page.on("response", keep)
-    return bodies
 
 
 def _claims() -> tuple[Claim, Claim]:
@@ -56,8 +40,8 @@ def test_two_reviewers_judge_the_same_claims_blind(
     page_a = new_page(reviewer_a)
     page_b = new_page(reviewer_b)
     errors = watch_errors(page_a) + watch_errors(page_b)
-    seen_by_a = _watch_bodies(page_a)
-    seen_by_b = _watch_bodies(page_b)
+    seen_by_a = watch_bodies(page_a)
+    seen_by_b = watch_bodies(page_b)
     evidence_text = (
         "Full-time employees are entitled to 25 days of paid annual leave in each leave year."
     )
