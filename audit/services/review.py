@@ -181,10 +181,19 @@ def review_open(
             reviewer_ids=[p.pk for p in people],
         )
         planner_statistics_refresh(rows=len(new))
+        # Reviewers who joined, or got more claims, get their share of the set's controls.
+        _controls_assign(audit_set)
     per_reviewer: dict[int, int] = defaultdict(int)
     for assignment in new:
         per_reviewer[assignment.reviewer_id] += 1
     return OpenSummary(claims=len(claims), created=len(new), per_reviewer=dict(per_reviewer))
+
+
+def _controls_assign(audit_set: AuditSet) -> None:
+    # Imported here: the calibration services build on this module's queue helpers.
+    from audit.services.calibration import controls_assign
+
+    controls_assign(audit_set=audit_set)
 
 
 def _claims_to_judge(audit_set: AuditSet):
@@ -240,6 +249,7 @@ def reviewer_replace(
         claims_changed(
             audit_set_id=audit_set.pk, claim_ids=touched, reviewer_ids=[leaving.pk, joining.pk]
         )
+        _controls_assign(audit_set)
     return ReplaceSummary(moved=len(moved_ids), kept=kept, dropped=len(dropped_ids))
 
 

@@ -198,3 +198,18 @@ def test_a_reviewer_below_the_threshold_is_shown_and_can_be_paused(
     left = Claim.objects.filter(answer__audit_set=opened).exclude(pk__in=[c.pk for c in claims])
     with pytest.raises(services.ReviewError, match="paused"):
         submit_sheet(reviewer_a, left.filter(assignments__reviewer=reviewer_a).first(), "unclear")
+
+
+def test_a_reviewer_who_joins_after_the_rate_was_set_gets_controls_too(
+    opened, lead, reviewer_b, control
+):
+    services.control_settings_update(audit_set=opened, by=lead, rate=2, threshold=0.7)
+    newcomer = UserFactory(username="rev_late", role="reviewer")
+
+    # The newcomer takes over reviewer B's unsubmitted claims; B judged the control.
+    services.reviewer_replace(audit_set=opened, leaving=reviewer_b, joining=newcomer)
+
+    assert Assignment.objects.filter(reviewer=newcomer).exists()
+    assert list(
+        ControlAssignment.objects.filter(reviewer=newcomer).values_list("claim_id", flat=True)
+    ) == [control.pk]
