@@ -975,6 +975,7 @@ class JudgeRun(models.Model):
     class Subset(models.TextChoices):
         ALL = "all", "All claims"
         UNREVIEWED = "unreviewed", "Claims no human has judged yet"
+        CONTROLS = "controls", "The set's control claims"
         SYSTEM = "system", "One system"
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")

@@ -8,6 +8,7 @@ import socket
 import pytest
 from django.core.cache import cache
 
+from audit import services
 from audit.models import Job, JudgeAcceptance, JudgeRun, JudgeVerdict, RaterLabel
 from audit.selectors.jobs import CANCEL_KEY
 from audit.selectors.judges import judge_calibration, release_provenance, run_cost
@@ -322,3 +323,16 @@ def test_accepted_verdicts_fill_only_claims_no_human_judged(refund, lead, fake_l
 
     assert (row.claims, row.gold, row.provisional, row.unjudged) == (3, 2, 0, 1)
     assert (row.judge_filled, row.judge_supported) == (1, 1)
+
+
+def test_a_run_over_controls_asks_about_the_control_claims_only(refund, lead, fake_llm):
+    audit_set, claims = refund
+    services.controls_mark(audit_set=audit_set, claim_ids=[claims[1].pk], by=lead)
+
+    assert judges.subset_claims(audit_set=audit_set, subset=JudgeRun.Subset.CONTROLS) == [
+        claims[1].pk
+    ]
+    run = judges.judge_run_start(
+        judge=_judge(audit_set, lead, fake_llm.base_url), subset=JudgeRun.Subset.CONTROLS, user=lead
+    )
+    assert run.claim_ids == [claims[1].pk]

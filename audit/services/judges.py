@@ -135,12 +135,16 @@ def _threshold(judge: Judge) -> dict:
 
 def subset_claims(*, audit_set: AuditSet, subset: str, system: str = "") -> list[int]:
     """The claims a run covers, in queue order: every claim a reviewer could judge (a split
-    claim's parts, not the claim itself), or those no human has judged, or one system's."""
+    claim's parts, not the claim itself), or those no human has judged, or the set's
+    controls, or one system's."""
     claims = Claim.objects.filter(answer__audit_set=audit_set).exclude(
         review_status=ReviewStatus.SPLIT
     )
     if subset == JudgeRun.Subset.UNREVIEWED:
         claims = claims.filter(adjudication__isnull=True).exclude(sheets__status="submitted")
+    elif subset == JudgeRun.Subset.CONTROLS:
+        # The claims a lead chose to measure reviewers by: the same test for a judge.
+        claims = claims.filter(control__isnull=False)
     elif subset == JudgeRun.Subset.SYSTEM:
         claims = claims.filter(answer__system=system)
     return list(claims.order_by(*QUEUE_ORDER).values_list("pk", flat=True).distinct())
