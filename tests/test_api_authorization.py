@@ -185,3 +185,15 @@ def test_workspaces_bound_every_operation(world):
     )
     assert created.status_code == 201
     assert AuditSet.objects.get(pk=created.json()["id"]).workspace == other
+
+
+def test_an_owner_of_the_workspace_and_a_site_admin_may_do_what_its_lead_may(world):
+    owner = UserFactory(username="owner_a")
+    Membership.objects.create(workspace=default_workspace(), user=owner, role="owner")
+    admin = UserFactory(username="root", is_superuser=True, is_staff=True)
+    lead_column = {operation: statuses[3] for operation, statuses in MATRIX.items()}
+
+    for user in (owner, admin):
+        client = api_client(user)
+        got = {operation: _request(client, *operation, world).status_code for operation in MATRIX}
+        assert got == lead_column, user.username
