@@ -17,7 +17,15 @@ from django.urls import reverse
 from audit import roles, selectors, services
 from audit.judgments import CONTRADICTED, NOT_SUPPORTED
 from audit.metrics import release_flags
-from audit.models import Adjudication, AuditSheet, ReleaseFact, ReleaseTally, ReviewerTally
+from audit.models import (
+    Adjudication,
+    AuditSheet,
+    Membership,
+    ReleaseFact,
+    ReleaseTally,
+    ReviewerTally,
+    Workspace,
+)
 from audit.services.release import release_tallies_rebuild
 from audit.services.statuses import claim_statuses_refresh
 from tests.factories import AuditSetFactory, UserFactory, answer_with_claims
@@ -284,3 +292,34 @@ def _release_tallies(audit_set) -> list:
     return sorted(
         ReleaseTally.objects.filter(audit_set=audit_set, claims__gt=0).values_list("key", "claims")
     )
+
+
+def test_two_owners_deactivating_each_other_at_once_leave_exactly_one_owner():
+    workspace = Workspace.objects.create(name="Race", slug="race")
+    for round_ in range(ROUNDS):
+        pair = [UserFactory(username=f"owner{round_}_{n}") for n in "ab"]
+        members = [
+            Membership.objects.create(workspace=workspace, user=user, role="owner") for user in pair
+        ]
+        Membership.objects.filter(workspace=workspace).exclude(
+            pk__in=[m.pk for m in members]
+        ).update(is_active=False)
+        page = reverse("audit:workspace-members", args=[workspace.slug])
+        clients = [_client(user, page) for user in pair]
+
+        statuses = _at_once(
+            *(
+                partial(
+                    client.post,
+                    reverse("audit:member-update", args=[workspace.slug, other.pk]),
+                    {"action": "deactivate"},
+                )
+                for client, other in zip(clients, reversed(members), strict=True)
+            )
+        )
+
+        # Each request is done (302, saying what happened) or comes after the other has
+        # deactivated its sender, who no longer owns or sees the workspace (403 or 404).
+        assert 302 in statuses and set(statuses) <= {302, 403, 404}
+        owners = Membership.objects.filter(workspace=workspace, role="owner", is_active=True)
+        assert owners.filter(pk__in=[m.pk for m in members]).count() == 1

@@ -136,14 +136,24 @@ def _check_owner_left(membership: Membership, *, role: str, active: bool) -> Non
         raise MembershipError("A workspace needs an owner: make someone else owner first.")
 
 
+def _owners_lock(membership: Membership) -> None:
+    """Lock the member's workspace row and read the membership again, inside the caller's
+    transaction: two owners demoting or deactivating each other at the same moment must
+    not both see the other as the owner who stays."""
+    Workspace.objects.select_for_update(no_key=True).get(pk=membership.workspace_id)
+    membership.refresh_from_db()
+
+
 def member_role_change(*, membership: Membership, role: str, by: AbstractBaseUser) -> Membership:
     if not roles.owns(by, membership.workspace):
         raise PermissionDenied("Only an owner of the workspace changes roles.")
     if role not in Membership.Role.values:
         raise MembershipError(f"Unknown role “{role}”.")
-    _check_owner_left(membership, role=role, active=membership.is_active)
-    membership.role = role
-    membership.save(update_fields=["role"])
+    with transaction.atomic():
+        _owners_lock(membership)
+        _check_owner_left(membership, role=role, active=membership.is_active)
+        membership.role = role
+        membership.save(update_fields=["role"])
     return membership
 
 
@@ -162,10 +172,11 @@ def member_deactivate(*, membership: Membership, by: AbstractBaseUser) -> Deacti
     """
     if not roles.owns(by, membership.workspace):
         raise PermissionDenied("Only an owner of the workspace deactivates members.")
-    _check_owner_left(membership, role=membership.role, active=False)
     user = membership.user
     returned = kept = 0
     with transaction.atomic():
+        _owners_lock(membership)
+        _check_owner_left(membership, role=membership.role, active=False)
         membership.is_active = False
         membership.save(update_fields=["is_active"])
         set_ids = AuditSet.objects.filter(
