@@ -240,6 +240,8 @@ def test_a_comment_reaches_a_reviewer_only_after_their_own_submit(
     expect(page_a.locator("#discussion")).to_have_count(0)
     page_a.click("label.judgment:has-text('Not supported')")
     page_a.click("#submit-sheet")
+    # The submit moves on to the reviewer's next claim; a goto before that lands is aborted.
+    page_a.wait_for_url(lambda url: f"/claims/{first.pk}/review/" not in url)
     page_a.wait_for_load_state("networkidle")
     assert not any(secret in body for body in bodies)
 
