@@ -52,7 +52,7 @@ class AuditSetForm(forms.ModelForm):
     def clean(self) -> dict:
         cleaned = super().clean()
         workspace, name = cleaned.get("workspace"), cleaned.get("name")
-        if workspace and name and AuditSet.objects.filter(workspace=workspace, name=name).exists():
+        if workspace and name and selectors.set_name_taken(workspace_id=workspace.pk, name=name):
             self.add_error("name", "This workspace already has a set with this name.")
         return cleaned
 
@@ -80,8 +80,9 @@ class AuditSetEditForm(forms.ModelForm):
         # The name is unique within the workspace, which this form does not show: said here,
         # not left to the database's constraint.
         name = self.cleaned_data["name"]
-        taken = AuditSet.objects.filter(workspace_id=self.instance.workspace_id, name=name)
-        if taken.exclude(pk=self.instance.pk).exists():
+        if selectors.set_name_taken(
+            workspace_id=self.instance.workspace_id, name=name, exclude_pk=self.instance.pk
+        ):
             raise forms.ValidationError("This workspace already has a set with this name.")
         return name
 
@@ -118,7 +119,7 @@ class ImportForm(forms.Form):
         if (
             not chosen
             and workspace
-            and AuditSet.objects.filter(workspace=workspace, name=name).exists()
+            and selectors.set_name_taken(workspace_id=workspace.pk, name=name)
         ):
             self.add_error("new_set_name", "A set with this name exists; choose it above.")
         cleaned["new_set_name"] = name

@@ -193,7 +193,7 @@ def set_create(request: HttpRequest, payload: SetIn) -> Status:
     if not name:
         raise HttpError(422, "Invalid request: body.name: the name is empty")
     workspace = _lead_workspace(request, payload.workspace)
-    if AuditSet.objects.filter(workspace=workspace, name=name).exists():
+    if selectors.set_name_taken(workspace_id=workspace.pk, name=name):
         raise HttpError(409, f"A set named “{name}” exists.")
     try:
         with transaction.atomic():
@@ -236,8 +236,9 @@ def set_settings_patch(request: HttpRequest, set_id: int, payload: SettingsPatch
         plain["name"] = plain["name"].strip()
         if not plain["name"]:
             raise HttpError(422, "Invalid request: body.name: the name is empty")
-        same_name = AuditSet.objects.filter(workspace_id=audit_set.workspace_id, name=plain["name"])
-        if same_name.exclude(pk=audit_set.pk).exists():
+        if selectors.set_name_taken(
+            workspace_id=audit_set.workspace_id, name=plain["name"], exclude_pk=audit_set.pk
+        ):
             raise HttpError(409, f"A set named “{plain['name']}” exists.")
     with transaction.atomic():
         if plain:
@@ -304,7 +305,7 @@ def import_create(
         if not name:
             raise HttpError(422, "Invalid request: pass set (an id) or new_set_name.")
         into = _lead_workspace(request, workspace)
-        if AuditSet.objects.filter(workspace=into, name=name).exists():
+        if selectors.set_name_taken(workspace_id=into.pk, name=name):
             raise HttpError(409, f"A set named “{name}” exists; pass its id as set.")
     try:
         check_size(file.size, file.name or "upload", settings.IMPORT_MAX_BYTES)

@@ -98,12 +98,14 @@ from audit.selectors.sets import (
     set_flags,
     set_for_user,
     set_list_rows,
+    set_name_taken,
     set_skips,
     status_counts,
 )
 
 __all__ = [
     "set_answer_count",
+    "set_name_taken",
     "QUEUE_ORDER",
     "blind_claims",
     "blind_claim_ids",

@@ -509,3 +509,12 @@ def status_counts(*, audit_set: AuditSet) -> dict[str, int]:
 def set_answer_count(*, audit_set: AuditSet) -> int:
     """How many answers the set holds: what decides whether a long action runs as a job."""
     return Answer.objects.filter(audit_set=audit_set).count()
+
+
+def set_name_taken(*, workspace_id: int, name: str, exclude_pk: int | None = None) -> bool:
+    """Whether the workspace has a set of that name (other than `exclude_pk`): names are
+    unique per workspace, and every form and endpoint says so before the database refuses."""
+    sets = AuditSet.objects.filter(workspace_id=workspace_id, name=name)
+    if exclude_pk is not None:
+        sets = sets.exclude(pk=exclude_pk)
+    return sets.exists()

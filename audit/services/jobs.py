@@ -326,7 +326,7 @@ def _judge_run(job: Job) -> dict:
     from audit.services.judges import judge_run_execute
 
     def progress_for(total: int) -> Callable[[int], None]:
-        Job.objects.filter(pk=job.pk).update(total=total)
+        _total(job, total)
         return _reporter(job, total)
 
     return judge_run_execute(run_id=job.params["run"], progress_for=progress_for)
