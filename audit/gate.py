@@ -29,6 +29,15 @@ def describe(decision: dict[str, Any]) -> str:
     """The decision as lines for a CI log: the verdict, then each failed criterion and its
     claims. Shared with `manage.py gate`."""
     lines = [f"{decision['system']}: {decision['decision'].upper()}"]
+    judge = decision.get("judge")
+    if judge:
+        lines.append(
+            f"  with accepted judge {judge['name']} v{judge['version']} ({judge['model']}, "
+            f"kappa {judge['kappa']:.2f} on {judge['gold_claims']} gold claims) standing for "
+            f"{judge['claims_filled']} claims no human judged"
+        )
+    elif decision.get("with_judge"):
+        lines.append("  no automatic judge is accepted for this set: human labels only")
     if decision.get("criteria_error"):
         lines.append(f"  criteria could not be read: {decision['criteria_error']}")
     if decision["decision"] == "none":
@@ -40,8 +49,9 @@ def describe(decision: dict[str, Any]) -> str:
         lines.append(f"  {mark} {result['criterion']} {result['detail']}")
         for claim in result.get("claims", []) if not result["passed"] else []:
             reason = f" ({claim['reason']})" if claim.get("reason") else ""
+            by_judge = " [judge]" if claim.get("verdict_by") == "judge" else ""
             lines.append(
-                f"       claim {claim['id']} of answer {claim['answer_external_id']}: "
+                f"       claim {claim['id']} of answer {claim['answer_external_id']}{by_judge}: "
                 f"{claim['text'][:120]}{reason}"
             )
         hidden = result.get("failing", 0) - len(result.get("claims", []))
@@ -76,15 +86,25 @@ def _get(base: str, path: str, token: str, timeout: float, **query: str) -> Any:
         raise GateError(f"{url}: the answer is not JSON") from None
 
 
-def gate(*, url: str, token: str, set_ref: str, system: str, timeout: float = 60) -> dict:
-    """The decision for `system` of the set named or numbered `set_ref`."""
+def gate(
+    *,
+    url: str,
+    token: str,
+    set_ref: str,
+    system: str,
+    timeout: float = 60,
+    with_judge: bool = False,
+) -> dict:
+    """The decision for `system` of the set named or numbered `set_ref`; with `with_judge`,
+    the set's accepted judge stands for the claims no human judged."""
     set_id = set_ref
     if not set_ref.isdigit():
         found = _get(url, "sets", token, timeout, name=set_ref)
         if not found:
             raise GateError(f"No set named {set_ref!r} that this token may see.")
         set_id = str(found[0]["id"])
-    return _get(url, f"sets/{set_id}/decision", token, timeout, system=system)
+    query = {"system": system} | ({"with_judge": "true"} if with_judge else {})
+    return _get(url, f"sets/{set_id}/decision", token, timeout, **query)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", required=True, dest="set_ref", help="the set's id or name")
     parser.add_argument("--system", required=True, help="the system (run) to decide")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per request")
+    parser.add_argument(
+        "--with-judge",
+        action="store_true",
+        help="let the set's accepted automatic judge stand for claims no human judged",
+    )
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
@@ -116,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             set_ref=args.set_ref,
             system=args.system,
             timeout=args.timeout,
+            with_judge=args.with_judge,
         )
     except GateError as error:
         print(f"gate: {error}", file=sys.stderr)

@@ -7,14 +7,26 @@ import socket
 
 import pytest
 from django.core.cache import cache
+from django.core.management import call_command
+from django.urls import reverse
 
 from audit import services
-from audit.models import Job, JudgeAcceptance, JudgeRun, JudgeVerdict, RaterLabel
+from audit.models import (
+    Adjudication,
+    Assignment,
+    Job,
+    JudgeAcceptance,
+    JudgeRun,
+    JudgeVerdict,
+    RaterLabel,
+)
+from audit.selectors.decision import decision_report
 from audit.selectors.jobs import CANCEL_KEY
 from audit.selectors.judges import judge_calibration, release_provenance, run_cost
 from audit.services import judges
 from tests import fake_llm as fake
-from tests.conftest import refund_set_with_gold, run_queued_jobs
+from tests.conftest import api_client, refund_set_with_gold, run_queued_jobs
+from tests.factories import submitted_sheet
 
 pytestmark = pytest.mark.django_db
 
@@ -336,3 +348,144 @@ def test_a_run_over_controls_asks_about_the_control_claims_only(refund, lead, fa
         judge=_judge(audit_set, lead, fake_llm.base_url), subset=JudgeRun.Subset.CONTROLS, user=lead
     )
     assert run.claim_ids == [claims[1].pk]
+
+
+# ------------------------------------------- accepted judge on the report, API and gate
+
+
+def _accepted_with_two_claims_unjudged(refund, lead, fake_llm):
+    """The refund set with a judge that agrees with gold, accepted; then claims 2 and 3 lose
+    their gold, so no human has judged them and the judge's verdicts may stand for them."""
+    audit_set, claims = refund
+    for claim, reply in zip(claims, AGREE, strict=True):
+        fake_llm.behaviour[claim.text] = reply
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+    run = _run(judge, lead)
+    judges.judge_accept(version=run.version, user=lead)
+    Adjudication.objects.filter(claim__in=claims[1:]).delete()
+    services.claims_changed(claim_ids=[c.pk for c in claims], audit_set_id=audit_set.pk)
+    services.criteria_update(
+        audit_set=audit_set,
+        criteria=[
+            {"kind": "min_supported_share", "percent": 30},
+            {"kind": "max_wrong_citations", "limit": 0},
+        ],
+        by=lead,
+    )
+    return audit_set, claims, judge
+
+
+def test_the_report_shows_the_judges_figures_and_decision_beside_the_humans(
+    refund, lead, fake_llm, client
+):
+    audit_set, claims, _judge_ = _accepted_with_two_claims_unjudged(refund, lead, fake_llm)
+    client.force_login(lead)
+
+    html = client.get(reverse("audit:set-report", args=[audit_set.pk])).content.decode()
+
+    # The human headline is untouched: claim 2 has no human verdict, so nothing is supported.
+    assert "Claims fully supported by their own citations: 0 of 3" in html
+    card = html.split('class="judge-figure"')[1].split("</p>")[0]
+    assert "standing for 2 claims no human judged: fully supported 1 of 3" in card
+    assert "FAIL" in card
+    table = html.split('id="with-judge-table"')[1].split("</table>")[0]
+    assert "PROVISIONAL" in table and "FAIL" in table
+    # The failing claim under the judge's decision is named and tagged as the judge's.
+    failing = html.split("with the judge:</strong>")[1].split("</ul>")[0]
+    assert '<span class="provenance-tag">judge</span>' in failing
+    assert "Opened software licences cannot be returned." in failing
+
+
+def test_the_api_decision_and_report_keep_human_and_judge_apart(refund, lead, fake_llm):
+    audit_set, claims, _judge_ = _accepted_with_two_claims_unjudged(refund, lead, fake_llm)
+    client = api_client(lead)
+    url = f"/api/v1/sets/{audit_set.pk}/decision"
+
+    human = client.get(url, {"system": "rag-v1"}).json()
+    judged = client.get(url, {"system": "rag-v1", "with_judge": "true"}).json()
+
+    assert (human["decision"], human["judge"]) == ("provisional", None)
+    assert judged["decision"] == "fail"
+    assert judged["judge"]["claims_filled"] == 2
+    assert judged["judge"]["name"] == "house" and judged["judge"]["gold_claims"] == 3
+    (failed,) = judged["failed"]
+    assert failed["kind"] == "max_wrong_citations"
+    assert [(c["id"], c["verdict_by"]) for c in failed["claims"]] == [(claims[2].pk, "judge")]
+    (system,) = client.get(f"/api/v1/sets/{audit_set.pk}/report").json()["systems"]
+    assert system["decision"] == "provisional"
+    assert system["with_accepted_judge"]["decision"] == "fail"
+    assert system["with_accepted_judge"]["claims_filled"] == 2
+
+
+def test_the_gate_counts_the_judge_only_when_asked(refund, lead, fake_llm, capsys):
+    _accepted_with_two_claims_unjudged(refund, lead, fake_llm)
+
+    with pytest.raises(SystemExit) as human:
+        call_command("gate", "--set", "Refunds", "--system", "rag-v1")
+    with pytest.raises(SystemExit) as judged:
+        call_command("gate", "--set", "Refunds", "--system", "rag-v1", "--with-judge")
+
+    assert (human.value.code, judged.value.code) == (2, 1)
+    out = capsys.readouterr().out
+    assert "with accepted judge house v1 (fake-1, kappa 1.00 on 3 gold claims)" in out
+    assert "[judge]: Opened software licences cannot be returned." in out
+
+
+def test_without_an_accepted_judge_asking_for_it_changes_nothing(refund, lead, fake_llm, client):
+    audit_set, claims = refund
+    for claim, reply in zip(claims, AGREE, strict=True):
+        fake_llm.behaviour[claim.text] = reply
+    _run(_judge(audit_set, lead, fake_llm.base_url), lead)
+    Adjudication.objects.filter(claim=claims[1]).delete()
+    services.claims_changed(claim_ids=[claims[1].pk], audit_set_id=audit_set.pk)
+    services.criteria_update(audit_set=audit_set, criteria=[{"kind": "no_contradicted"}], by=lead)
+
+    answer = api_client(lead).get(
+        f"/api/v1/sets/{audit_set.pk}/decision", {"system": "rag-v1", "with_judge": "1"}
+    )
+    client.force_login(lead)
+    html = client.get(reverse("audit:set-report", args=[audit_set.pk])).content.decode()
+
+    assert (answer.json()["decision"], answer.json()["judge"]) == ("provisional", None)
+    assert 'id="with-judge-table"' not in html and 'class="judge-figure"' not in html
+
+
+def test_the_judge_never_stands_for_a_claim_with_a_sheet_or_one_the_viewer_reviews(
+    refund, lead, fake_llm, reviewer_a
+):
+    audit_set, claims, _judge_ = _accepted_with_two_claims_unjudged(refund, lead, fake_llm)
+    audit_set.reviewers.add(reviewer_a)
+    # Claim 2: a reviewer has submitted a sheet (a human verdict, if provisional).
+    submitted_sheet(claims[1], reviewer_a, "not_supported")
+    services.claims_changed(claim_ids=[claims[1].pk], audit_set_id=audit_set.pk)
+    # Claim 3: the lead reviews it too and has not submitted: they must not read the judge.
+    Assignment.objects.create(claim=claims[2], reviewer=lead)
+
+    judged = (
+        api_client(lead)
+        .get(f"/api/v1/sets/{audit_set.pk}/decision", {"system": "rag-v1", "with_judge": "true"})
+        .json()
+    )
+    audit_set.refresh_from_db()
+    from_server = decision_report(audit_set=audit_set, system="rag-v1", with_judge=True)
+
+    assert judged["judge"]["claims_filled"] == 0
+    assert judged["decision"] == "provisional"
+    # The command line sees everything: claim 3 is the judge's there.
+    assert from_server["judge"]["claims_filled"] == 1
+
+
+def test_a_later_runs_verdict_is_the_one_that_stands(refund, lead, fake_llm):
+    audit_set, claims, judge = _accepted_with_two_claims_unjudged(refund, lead, fake_llm)
+    fake_llm.behaviour[claims[2].text] = {
+        "judgment": "supported",
+        "evidence": [4],
+        "rationale": "Read again.",
+    }
+    _run(judge, lead, subset=JudgeRun.Subset.UNREVIEWED)
+    audit_set.refresh_from_db()
+
+    judged = decision_report(audit_set=audit_set, system="rag-v1", with_judge=True)
+
+    assert judged["decision"] == "pass"
+    assert judged["judge"]["claims_filled"] == 2

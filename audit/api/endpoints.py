@@ -569,6 +569,14 @@ def report(request: HttpRequest, set_id: int) -> dict:
                 "system": release.system,
                 "decision": release.badge,
                 "metrics": _plain(release.summary),
+                # Only with an accepted judge: the same with its verdicts on unjudged claims.
+                "with_accepted_judge": {
+                    "decision": release.judged.badge,
+                    "claims_filled": release.judged.filled,
+                    "metrics": _plain(release.judged.summary),
+                }
+                if release.judged
+                else None,
             }
             for release in overview.systems
         ],
@@ -578,13 +586,17 @@ def report(request: HttpRequest, set_id: int) -> dict:
 @api.get(
     "/sets/{set_id}/decision", response=dict, tags=["agreement and release"], url_name="decision"
 )
-def decision(request: HttpRequest, set_id: int, system: str) -> dict:
+def decision(request: HttpRequest, set_id: int, system: str, with_judge: bool = False) -> dict:
     """pass, fail or provisional (some claim has no gold yet) for one system, with each
-    criterion's result and the claims that fail it; "none" when the set has no criteria."""
+    criterion's result and the claims that fail it; "none" when the set has no criteria.
+    With `with_judge=true` the set's accepted automatic judge stands for the claims no human
+    judged; `judge` then names it and each named claim says whose verdict it carries."""
     audit_set = access.get_set_for_lead(request, set_id)
     if system not in selectors.set_systems(audit_set=audit_set):
         raise HttpError(404, f"No system “{system}” in this set.")
-    return selectors.decision_report(audit_set=audit_set, system=system, viewer=request.user)
+    return selectors.decision_report(
+        audit_set=audit_set, system=system, viewer=request.user, with_judge=with_judge
+    )
 
 
 # ------------------------------------------------------------------------------- exports

@@ -14,6 +14,7 @@ from audit.criteria import (
     evaluate,
 )
 from audit.models import AuditSet
+from audit.selectors.judges import JudgeFill, judge_filled_labels
 from audit.selectors.release import claim_labels, claim_names
 
 # How many failing claims a decision report names per criterion; `failing` counts them all.
@@ -32,17 +33,36 @@ def system_decision(*, audit_set: AuditSet, system: str, viewer=None) -> Decisio
     """The report's decision for `system`: its claims' gold or provisional labels against
     the set's criteria; None when the set has no criteria. Claims the viewer still reviews
     count as unjudged (see blind_claims), exactly as on the report."""
+    return _decided(audit_set=audit_set, system=system, viewer=viewer, with_judge=False)[0]
+
+
+def _decided(
+    *, audit_set: AuditSet, system: str, viewer, with_judge: bool
+) -> tuple[Decision | None, JudgeFill | None]:
+    """The decision, and with `with_judge` the accepted judge's fill it was made with."""
     criteria, _error = set_criteria(audit_set=audit_set)
-    if not criteria:
-        return None
+    if not criteria and not with_judge:
+        return None, None
     labels = claim_labels(audit_set=audit_set, run=f"system:{system}", viewer=viewer)
-    return evaluate(criteria, labels, system=system)
+    fill = None
+    if with_judge:
+        fill = judge_filled_labels(audit_set=audit_set, labels=labels, viewer=viewer)
+        labels = fill.labels if fill else labels
+    return (evaluate(criteria, labels, system=system) if criteria else None), fill
 
 
-def decision_report(*, audit_set: AuditSet, system: str, viewer=None) -> dict[str, Any]:
+def decision_report(
+    *, audit_set: AuditSet, system: str, viewer=None, with_judge: bool = False
+) -> dict[str, Any]:
     """The decision for `system` as plain data (the API's answer and the gate's input):
-    pass, fail, provisional or none, each criterion's result, and the claims failing it."""
-    found = system_decision(audit_set=audit_set, system=system, viewer=viewer)
+    pass, fail, provisional or none, each criterion's result, and the claims failing it.
+
+    With `with_judge`, the set's accepted judge stands for the claims no human judged, as in
+    the report's "with the accepted judge" figures; the answer then says which judge, its
+    κ, and which named claims carry its verdict. Without an accepted judge it is the
+    human-only decision, with `judge` null."""
+    found, fill = _decided(audit_set=audit_set, system=system, viewer=viewer, with_judge=with_judge)
+    filled = fill.filled if fill else frozenset()
     _criteria, error = set_criteria(audit_set=audit_set)
     results = []
     for result in found.results if found else ():
@@ -62,6 +82,7 @@ def decision_report(*, audit_set: AuditSet, system: str, viewer=None) -> dict[st
                         "answer_external_id": named[pk].answer.external_id if pk in named else "",
                         "text": named[pk].text if pk in named else "",
                         "reason": reasons.get(pk, ""),
+                        "verdict_by": "judge" if pk in filled else "humans",
                     }
                     for pk in shown
                 ],
@@ -76,4 +97,23 @@ def decision_report(*, audit_set: AuditSet, system: str, viewer=None) -> dict[st
         "criteria_error": error,
         "criteria": results,
         "failed": [result for result in results if not result["passed"]],
+        "with_judge": with_judge,
+        "judge": _judge_summary(fill),
+    }
+
+
+def _judge_summary(fill: JudgeFill | None) -> dict[str, Any] | None:
+    if fill is None:
+        return None
+    acceptance = fill.acceptance
+    version = acceptance.version
+    return {
+        "name": version.judge.name,
+        "version": version.number,
+        "model": version.model,
+        "kappa": acceptance.kappa,
+        "kappa_low": acceptance.kappa_low,
+        "kappa_high": acceptance.kappa_high,
+        "gold_claims": acceptance.n_gold,
+        "claims_filled": len(fill.filled),
     }

@@ -3,7 +3,7 @@ calibration against adjudicated gold, and which claims an accepted judge fills."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from django.db.models import Avg, Count, Q, QuerySet, Sum
@@ -16,16 +16,21 @@ from audit.judge_calibration import (
     claim_has_numbers,
     splits,
 )
+from audit.judgments import assertion_texts
+from audit.metrics import ClaimLabel
 from audit.models import (
     AuditSet,
     Claim,
     Judge,
     JudgeAcceptance,
     JudgeRun,
+    JudgeVerdict,
     JudgeVersion,
     RaterLabel,
     ReviewStatus,
 )
+from audit.selectors.blindness import blind_claim_ids
+from audit.selectors.release import evidence_spans
 
 
 def judges_of_set(*, audit_set: AuditSet) -> QuerySet[Judge]:
@@ -186,3 +191,72 @@ def release_provenance(*, audit_set: AuditSet) -> list[Provenance]:
         )
         for row in rows
     ]
+
+
+@dataclass(frozen=True)
+class JudgeFill:
+    """A set's labels with its accepted judge's verdicts standing for the claims no human
+    judged: what "with the accepted judge" figures and decisions are computed from, always
+    beside the human-only ones and never in their place."""
+
+    acceptance: JudgeAcceptance
+    labels: list[ClaimLabel]
+    filled: frozenset[int]  # claims whose label is the judge's
+
+
+def _no_human_verdict(claims: QuerySet[Claim]) -> QuerySet[Claim]:
+    """Top-level claims with neither gold nor a submitted sheet (as release_provenance counts
+    them): the only ones an accepted judge may stand for."""
+    return claims.filter(parent__isnull=True, adjudication__isnull=True).exclude(
+        review_status__in=[
+            ReviewStatus.SPLIT,
+            ReviewStatus.PARTLY,
+            ReviewStatus.SUBMITTED,
+            ReviewStatus.DISAGREEMENT,
+        ]
+    )
+
+
+def judge_filled_labels(
+    *, audit_set: AuditSet, labels: list[ClaimLabel], viewer=None
+) -> JudgeFill | None:
+    """`labels` (the report's, for `viewer`) with each claim no human judged labelled by the
+    accepted judge's latest verdict on it: its judgment, evidence sentences, unsupported
+    words and wrong-citation passage, no longer provisional. None when no judge is accepted.
+
+    A claim the viewer still reviews keeps no verdict, as it has none on the report: a lead
+    who also reviews must not read the judge's call on a claim before judging it."""
+    accepted = accepted_version(audit_set=audit_set)
+    if accepted is None:
+        return None
+    ids = {label.claim_id for label in labels}
+    open_ids = set(_no_human_verdict(Claim.objects.filter(pk__in=ids)).values_list("pk", flat=True))
+    if viewer is not None:
+        open_ids -= blind_claim_ids(user=viewer, audit_set=audit_set)
+    latest: dict[int, dict] = {}
+    # Runs in order, so a later run's verdict on a claim replaces an earlier one's, as the
+    # version's rater label does.
+    for row in (
+        JudgeVerdict.objects.filter(run__version=accepted.version, claim_id__in=open_ids)
+        .exclude(judgment="")
+        .order_by("run_id", "pk")
+        .values("claim_id", "judgment", "evidence", "unsupported_spans", "wrong_citation_passage")
+    ):
+        latest[row["claim_id"]] = row
+    filled = []
+    for label in labels:
+        row = latest.get(label.claim_id)
+        if row is None:
+            filled.append(label)
+            continue
+        filled.append(
+            replace(
+                label,
+                judgment=row["judgment"],
+                provisional=False,
+                evidence=evidence_spans(row["evidence"]),
+                wrong_citation_passage=row["wrong_citation_passage"],
+                unsupported=assertion_texts(row["unsupported_spans"]),
+            )
+        )
+    return JudgeFill(acceptance=accepted, labels=filled, filled=frozenset(latest))

@@ -89,7 +89,7 @@ def _run_filter(run_key: str | None) -> Q:
     raise UnknownRun(run_key)
 
 
-def _evidence_spans(evidence: list) -> tuple[tuple[int, int, int], ...]:
+def evidence_spans(evidence: list) -> tuple[tuple[int, int, int], ...]:
     spans = []
     for item in evidence or []:
         try:
@@ -184,7 +184,7 @@ def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
             row["judgment"],
             False,
             row["verification_worthy"],
-            _evidence_spans(row["evidence"]),
+            evidence_spans(row["evidence"]),
             row["wrong_citation_passage__position"],
             row["numbers_overridden"],
             row["answers_question"],
@@ -214,7 +214,7 @@ def _verdicts(claims: QuerySet[Claim], *, viewer=None) -> dict[int, _Verdict]:
             True,
             # Left out of the denominator only when every reviewer says so.
             any(row["verification_worthy"] for row in rows),
-            _evidence_spans(first["evidence"]) if agreed else (),
+            evidence_spans(first["evidence"]) if agreed else (),
             first["wrong_citation_passage__position"] if agreed else None,
             # Critical once any reviewer says so; until gold, what any reviewer marked.
             answers_question=any(row["answers_question"] for row in rows),

@@ -91,6 +91,8 @@ class SystemRelease:
     badge: str = field(init=False)  # "pass", "fail", "provisional" or "none"
     # The report's results with their failing claims named (set by the report's view).
     explained: list[Explained] = field(init=False, default_factory=list)
+    # The same system with the accepted judge filling its unjudged claims, if one is accepted.
+    judged: JudgedRelease | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.badge = decision_badge(self.decision)
@@ -106,6 +108,17 @@ class Overview:
     criteria_error: str
     # Claims judged source inaccessible, in queue order: a lead replaces their passages.
     inaccessible_ids: list[int] = field(default_factory=list)
+    # The same systems with an accepted judge's verdicts standing for the claims no human
+    # judged (empty without one): shown beside the figures above, never in their place.
+    with_judge: list[JudgedRelease] = field(default_factory=list)
+
+
+@dataclass
+class JudgedRelease(SystemRelease):
+    """A system's figures and decision with the accepted judge filling its unjudged claims."""
+
+    filled: int = 0  # claims of the system the judge's verdict stands for
+    filled_ids: frozenset[int] = frozenset()  # which (all systems'), to mark them by name
 
 
 @dataclass(frozen=True)
@@ -125,6 +138,22 @@ def explained(decision: Decision, names: dict[int, Claim]) -> list[Explained]:
         Explained(
             result,
             [(names[pk], reason) for pk, reason in result.reasons[:NAMED] if pk in names],
+        )
+        for result in decision.results
+    ]
+
+
+def explained_failing(decision: Decision, names: dict[int, Claim]) -> list[Explained]:
+    """Like `explained`, but naming every failing claim (up to NAMED), reason or not: under
+    the judge's decision a lead needs to see which claims carry the judge's verdict."""
+    return [
+        Explained(
+            result,
+            [
+                (names[pk], dict(result.reasons).get(pk, ""))
+                for pk in result.failing_claim_ids[:NAMED]
+                if pk in names
+            ],
         )
         for result in decision.results
     ]
@@ -162,16 +191,31 @@ def release_summary(audit_set: AuditSet, viewer=None) -> ReleaseSummary:
 
 def release_overview(audit_set: AuditSet, viewer=None) -> Overview:
     """Metrics and release decisions of every system of the set, from gold or provisional
-    labels; claims the viewer still reviews count as unjudged (see blind_claims)."""
+    labels; claims the viewer still reviews count as unjudged (see blind_claims). With an
+    accepted judge, the same again with its verdicts on the claims no human judged."""
     labels = selectors.claim_labels(audit_set=audit_set, viewer=viewer)
     metrics = summarize(labels)
     criteria, error = _criteria(audit_set)
-    systems = []
-    for system, summary in metrics.systems.items():
-        decision = None
-        if criteria:
-            decision = evaluate(criteria, [c for c in labels if c.system == system], system=system)
-        systems.append(SystemRelease(system, summary, decision))
+    systems = [
+        SystemRelease(system, summary, _decide(criteria, labels, system))
+        for system, summary in metrics.systems.items()
+    ]
+    with_judge = []
+    fill = judge_selectors.judge_filled_labels(audit_set=audit_set, labels=labels, viewer=viewer)
+    if fill is not None:
+        for system, summary in summarize(fill.labels).systems.items():
+            filled = sum(1 for c in fill.labels if c.system == system and c.claim_id in fill.filled)
+            judged = JudgedRelease(
+                system,
+                summary,
+                _decide(criteria, fill.labels, system),
+                filled=filled,
+                filled_ids=fill.filled,
+            )
+            with_judge.append(judged)
+        by_system = {judged.system: judged for judged in with_judge}
+        for release in systems:
+            release.judged = by_system.get(release.system)
     return Overview(
         systems=systems,
         overall=metrics.overall,
@@ -180,7 +224,14 @@ def release_overview(audit_set: AuditSet, viewer=None) -> Overview:
         criteria=criteria,
         criteria_error=error,
         inaccessible_ids=[c.claim_id for c in labels if c.inaccessible],
+        with_judge=with_judge,
     )
+
+
+def _decide(criteria: tuple[Criterion, ...], labels: list, system: str) -> Decision | None:
+    if not criteria:
+        return None
+    return evaluate(criteria, [c for c in labels if c.system == system], system=system)
 
 
 def judgment_bars(distribution: dict[str, JudgmentCounts]) -> dict:
@@ -243,10 +294,20 @@ def set_report(request: HttpRequest, pk: int) -> HttpResponse:
         if release.decision
         for result in release.decision.results
         for pk, _ in result.reasons[:NAMED]
+    } | {
+        pk
+        for judged in overview.with_judge
+        if judged.decision
+        for result in judged.decision.results
+        for pk in result.failing_claim_ids[:NAMED]
     }
     claim_names = selectors.claim_names(ids=[*named, *overview.inaccessible_ids[:PER_PAGE]])
     for release in overview.systems:
         release.explained = explained(release.decision, claim_names) if release.decision else []
+    for judged in overview.with_judge:
+        judged.explained = (
+            explained_failing(judged.decision, claim_names) if judged.decision else []
+        )
     inaccessible = [claim_names[pk] for pk in overview.inaccessible_ids[:PER_PAGE]]
     answer_rows = [(names.get(summary.key), summary) for summary in page.object_list]
     changes = _history(audit_set)

@@ -7,6 +7,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from audit import services
+from audit.models import Adjudication
 from tests.browser.conftest import screenshot, watch_errors
 from tests.conftest import refund_set_with_gold
 from tests.test_judges import AGREE
@@ -82,4 +84,29 @@ def test_lead_configures_runs_calibrates_and_accepts_a_judge(
     expect(page.locator("body")).to_contain_text("Accepted judge: house v1 (fake-1)")
     page.locator("#provenance").scroll_into_view_if_needed()
     _shots(page, "judges-report")
+
+    # Claims 2 and 3 lose their gold: no human has judged them, and the accepted judge's
+    # verdicts stand for them in the lines marked as the judge's, never in the headline.
+    Adjudication.objects.filter(claim__in=claims[1:]).delete()
+    services.claims_changed(claim_ids=[c.pk for c in claims], audit_set_id=audit_set.pk)
+    services.criteria_update(
+        audit_set=audit_set, criteria=[{"kind": "max_wrong_citations", "limit": 0}], by=lead
+    )
+    page.reload()
+    card = page.locator(".release-card", has_text="rag-v1")
+    expect(card.locator(".headline")).to_contain_text("0 of 3")
+    expect(card.locator(".release-provisional")).to_be_visible()
+    figure = card.locator(".judge-figure")
+    expect(figure).to_contain_text("standing for 2 claims no human judged")
+    expect(figure.locator(".release-fail")).to_be_visible()
+    # Keyboard: from the card's link to the table that says where each figure comes from.
+    figure.get_by_role("link", name="Where the figures come from").focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"#provenance$"))
+    judged = page.locator("#with-judge-table tbody tr", has_text="rag-v1")
+    expect(judged.locator("td").nth(3)).to_have_text("2")
+    expect(page.locator(".judge-results")).to_contain_text(
+        "judge Claim 3 of a1: “Opened software licences cannot be returned.”"
+    )
+    _shots(page, "judges-report-filled")
     assert errors == []

@@ -18,8 +18,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--set", required=True, dest="set_name", help="the set's name or id")
         parser.add_argument("--system", required=True, help="the system (run) to decide")
+        parser.add_argument(
+            "--with-judge",
+            action="store_true",
+            help="let the set's accepted automatic judge stand for claims no human judged",
+        )
 
-    def handle(self, *args, set_name: str, system: str, **options) -> None:
+    def handle(self, *args, set_name: str, system: str, with_judge: bool, **options) -> None:
         audit_set = AuditSet.objects.filter(name=set_name).first()
         if audit_set is None and set_name.isdigit():
             audit_set = AuditSet.objects.filter(pk=int(set_name)).first()
@@ -30,6 +35,8 @@ class Command(BaseCommand):
             self.stderr.write(f"gate: no system {system!r} in set {audit_set.name!r}")
             sys.exit(ERROR)
         # The command line sees everything, as its exports do: no viewer, nobody blind.
-        decision = selectors.decision_report(audit_set=audit_set, system=system, viewer=None)
+        decision = selectors.decision_report(
+            audit_set=audit_set, system=system, viewer=None, with_judge=with_judge
+        )
         self.stdout.write(describe(decision))
         sys.exit(exit_code(decision))
