@@ -48,6 +48,7 @@ from audit.models import (
     WebhookDelivery,
     Workspace,
 )
+from audit.services import judges as judges_services
 from audit.services.release import release_tallies_rebuild
 
 
@@ -137,6 +138,24 @@ class AuditSetAdmin(admin.ModelAdmin):
         # Settings (auto gold, threshold, overlap, criteria) decide derived rows set-wide.
         if change:
             services.set_changed(audit_set_id=form.instance.pk)
+
+    # A deleted set's judges take their versions with them, but each version's rater is
+    # protected by it and would stay behind, empty: forget those raters too.
+    def delete_model(self, request, obj) -> None:
+        raters = _judge_rater_ids(AuditSet.objects.filter(pk=obj.pk))
+        super().delete_model(request, obj)
+        judges_services.judge_raters_forget(rater_ids=raters)
+
+    def delete_queryset(self, request, queryset) -> None:
+        raters = _judge_rater_ids(queryset)
+        super().delete_queryset(request, queryset)
+        judges_services.judge_raters_forget(rater_ids=raters)
+
+
+def _judge_rater_ids(sets) -> list[int]:
+    return list(
+        JudgeVersion.objects.filter(judge__audit_set__in=sets).values_list("rater_id", flat=True)
+    )
 
 
 @admin.register(ImportBatch)

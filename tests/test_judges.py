@@ -18,6 +18,7 @@ from audit.models import (
     JudgeAcceptance,
     JudgeRun,
     JudgeVerdict,
+    Rater,
     RaterLabel,
 )
 from audit.selectors.decision import decision_report
@@ -489,3 +490,24 @@ def test_a_later_runs_verdict_is_the_one_that_stands(refund, lead, fake_llm):
 
     assert judged["decision"] == "pass"
     assert judged["judge"]["claims_filled"] == 2
+
+
+def test_deleting_a_set_in_the_admin_leaves_none_of_its_judges_raters(
+    refund, lead, fake_llm, admin_client
+):
+    audit_set, claims = refund
+    for claim, reply in zip(claims, AGREE, strict=True):
+        fake_llm.behaviour[claim.text] = reply
+    run = _run(_judge(audit_set, lead, fake_llm.base_url), lead)
+    other_set, _other_claims = refund_set_with_gold(lead, name="Other refunds")
+    kept = _run(_judge(other_set, lead, fake_llm.base_url), lead)
+    rater = run.version.rater
+
+    response = admin_client.post(
+        reverse("admin:audit_auditset_delete", args=[audit_set.pk]), {"post": "yes"}
+    )
+
+    assert response.status_code == 302
+    assert not Rater.objects.filter(pk=rater.pk).exists()
+    assert Rater.objects.filter(pk=kept.version.rater_id).exists()
+    assert RaterLabel.objects.filter(rater=kept.version.rater).count() == 3

@@ -458,3 +458,9 @@ def judge_accept(*, version: JudgeVersion, user) -> JudgeAcceptance:
                 "changed_after_lock": judge.threshold_changes.filter(after_lock=True).exists(),
             },
         )
+
+
+def judge_raters_forget(*, rater_ids: list[int]) -> None:
+    """Delete the raters of judge versions that are gone (their set was deleted): a version
+    protects its rater, so the rater outlives it, empty, unless deleted here."""
+    Rater.objects.filter(pk__in=rater_ids, judge_version__isnull=True).delete()
