@@ -468,6 +468,9 @@ function spanButton(label, className) {
     } else if (status === 401 || status === 403) {
       csrfStale = true;
       retryLater("Not saved: your session has ended. Log in again in another tab.");
+    } else if (status === 503) {
+      // SQLite's one writer was held by a long job (an import): nothing was written.
+      retryLater("Not saved yet: the database is busy with an import or a recomputation.");
     } else if (status >= 200 && status < 300) {
       retryLater("Not saved: unexpected answer from the server.");
     } else {

@@ -185,6 +185,34 @@ def test_a_failed_save_says_so_and_retries(new_page, live_server, opened, review
     assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).judgment == "not_supported"
 
 
+def test_a_save_refused_while_the_database_is_busy_is_kept_and_sent_again(
+    new_page, live_server, opened, reviewer_a
+):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    # What the server answers when an import job held SQLite's write lock past the busy
+    # timeout (tests/test_database_busy.py drives the real lock): 503, nothing written.
+    page.route(
+        "**/review/save/",
+        lambda route: route.fulfill(
+            status=503, headers={"Retry-After": "5"}, body="The database is busy."
+        ),
+    )
+
+    page.keyboard.press("3")
+    page.wait_for_selector("#save-status[data-state=error]")
+    message = page.inner_text("#save-status .save-message")
+    assert not AuditSheet.objects.filter(claim=first, reviewer=reviewer_a).exists()
+    page.unroute("**/review/save/")
+    _saved(page)
+
+    assert message.startswith(
+        "Not saved yet: the database is busy with an import or a recomputation. Retrying in"
+    )
+    assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).judgment == "not_supported"
+
+
 def test_lead_pages_render(new_page, live_server, opened, lead, reviewer_a):
     first, _ = _claims()
     sheet = services.sheet_for(claim=first, reviewer=reviewer_a)
