@@ -21,10 +21,18 @@ class AnyYesNo(django_filters.widgets.BooleanWidget):
 
 class AuditSetFilter(django_filters.FilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains", label="Name")
+    workspace = django_filters.ChoiceFilter(
+        field_name="workspace_id", choices=[], empty_label="any workspace", label="Workspace"
+    )
 
     class Meta:
         model = AuditSet
-        fields = ["name"]
+        fields = ["name", "workspace"]
+
+    def __init__(self, *args, workspaces: list[tuple[int, str]] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Only the workspaces of sets the user may open: no other workspace's name leaks.
+        self.filters["workspace"].extra["choices"] = workspaces or []
 
 
 class AnswerFilter(django_filters.FilterSet):

@@ -48,6 +48,7 @@ def one_pass_rows(table: tables.Table, cells: Callable[[Any], list[str]]) -> Row
 
 class AuditSetTable(tables.Table):
     name = tables.Column(linkify=True)
+    workspace = tables.Column("Workspace", accessor="workspace__name", order_by="workspace__name")
     answer_count = tables.Column("Answers", attrs={"td": {"class": "num"}})
     claim_count = tables.Column("Claims", attrs={"td": {"class": "num"}})
     uncited_count = tables.Column("Uncited", attrs={"td": {"class": "num"}})
@@ -58,6 +59,7 @@ class AuditSetTable(tables.Table):
         model = AuditSet
         fields = [
             "name",
+            "workspace",
             "answer_count",
             "claim_count",
             "uncited_count",

@@ -72,11 +72,25 @@ def set_list_rows(*, user) -> QuerySet[AuditSet]:
         ),
         Value(0),
     )
-    return sets_visible_to(user=user).annotate(
-        answer_count=answers,
-        claim_count=_claim_count(),
-        uncited_count=_claim_count(Q(is_uncited=True)),
-        unknown_count=_claim_count(~Q(cited_unknown=[])),
+    return (
+        sets_visible_to(user=user)
+        .select_related("workspace")
+        .annotate(
+            answer_count=answers,
+            claim_count=_claim_count(),
+            uncited_count=_claim_count(Q(is_uncited=True)),
+            unknown_count=_claim_count(~Q(cited_unknown=[])),
+        )
+    )
+
+
+def set_list_workspaces(*, user) -> list[tuple[int, str]]:
+    """The workspaces of the sets the user may open, as (id, name) for the list's filter."""
+    return list(
+        sets_visible_to(user=user)
+        .order_by("workspace__name")
+        .values_list("workspace_id", "workspace__name")
+        .distinct()
     )
 
 

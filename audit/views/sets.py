@@ -30,7 +30,9 @@ PER_PAGE = 50
 @login_required
 def set_list(request: HtmxHttpRequest) -> HttpResponse:
     rows = selectors.set_list_rows(user=request.user)
-    filterset = AuditSetFilter(request.GET, queryset=rows)
+    filterset = AuditSetFilter(
+        request.GET, queryset=rows, workspaces=selectors.set_list_workspaces(user=request.user)
+    )
     table = AuditSetTable(filterset.qs)
     RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
     return access.render_page_or_partial(

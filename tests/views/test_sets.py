@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from audit.models import Answer, AuditSet, Claim, Job, Membership
+from audit.models import Answer, AuditSet, Claim, Job, Membership, Workspace
 from tests.conftest import FIXTURES, run_queued_jobs
 from tests.factories import UserFactory, default_workspace
 
@@ -41,6 +41,25 @@ def test_reviewer_sees_only_sets_they_review(client_for, handmade):
     answer = Answer.objects.first()
     assert client_for(outsider).get(answer.get_absolute_url()).status_code == 404
     del other
+
+
+def test_set_list_names_each_sets_workspace_and_filters_by_it(client_for, lead, handmade):
+    legal = Workspace.objects.create(name="Legal <team>", slug="legal")
+    Membership.objects.create(workspace=legal, user=lead, role="lead")
+    contracts = AuditSet.objects.create(workspace=legal, name="Contracts")
+    hidden = Workspace.objects.create(name="Hidden workspace", slug="hidden")
+    AuditSet.objects.create(workspace=hidden, name="Not mine")
+    client = client_for(lead)
+
+    everything = client.get(reverse("audit:set-list"))
+    only_legal = client.get(reverse("audit:set-list"), {"workspace": legal.pk})
+
+    body = everything.content.decode()
+    assert "<td >Legal &lt;team&gt;</td>" in body  # escaped: a workspace's name is typed text
+    assert "Hidden workspace" not in body  # neither a row nor a filter choice
+    choices = dict(everything.context["filter"].form.fields["workspace"].choices)
+    assert set(choices) == {"", handmade.workspace_id, legal.pk}
+    assert [row.record.pk for row in only_legal.context["table"].rows] == [contracts.pk]
 
 
 def test_set_list_htmx_request_gets_only_the_table(client_for, lead, handmade):
