@@ -5,6 +5,7 @@ from django.urls import include, path
 
 from audit.api import api
 from audit.views import (
+    accounts,
     adjudication,
     agreement,
     answers,
@@ -121,7 +122,7 @@ urlpatterns = [
         auth_views.PasswordChangeDoneView.as_view(),
         name="password_change_done",
     ),
-    path("password/reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("password/reset/", accounts.PasswordResetView.as_view(), name="password_reset"),
     path(
         "password/reset/sent/",
         auth_views.PasswordResetDoneView.as_view(),

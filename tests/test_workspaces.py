@@ -30,6 +30,7 @@ from audit.models import (
     Workspace,
 )
 from audit.services import workspaces
+from audit.views import accounts
 from tests.conftest import FIXTURES, import_file
 from tests.factories import UserFactory, default_workspace, submit_sheet
 
@@ -314,6 +315,38 @@ def test_password_reset_mails_a_link_that_sets_a_new_password(reviewer_a):
 
     reviewer_a.refresh_from_db()
     assert reviewer_a.check_password("Another-pass-987")
+
+
+def test_password_reset_mails_one_address_at_most_three_times_an_hour(reviewer_a):
+    reviewer_a.email = "rev_a@example.org"
+    reviewer_a.save()
+
+    pages = [
+        Client(REMOTE_ADDR=f"10.0.0.{i}").post(reverse("password_reset"), {"email": address})
+        for i, address in enumerate(["rev_a@example.org", "REV_A@example.org "] * 3)
+    ]
+
+    # Every answer is the usual "sent" page, so none tells whether the limit was reached.
+    assert [page.status_code for page in pages] == [302] * 6
+    assert {page.url for page in pages} == {reverse("password_reset_done")}
+    assert len(mail.outbox) == accounts.PER_ADDRESS
+
+
+def test_password_reset_refuses_a_client_past_ten_requests_an_hour(reviewer_a):
+    client = Client(REMOTE_ADDR="10.0.0.7")
+    answers = [
+        client.post(reverse("password_reset"), {"email": f"nobody{i}@example.org"}).status_code
+        for i in range(accounts.PER_CLIENT + 1)
+    ]
+    elsewhere = Client(REMOTE_ADDR="10.0.0.8").post(
+        reverse("password_reset"), {"email": "someone@example.org"}
+    )
+
+    assert answers == [302] * accounts.PER_CLIENT + [429]
+    refused = client.post(reverse("password_reset"), {"email": "x@example.org"})
+    assert refused["Retry-After"] == "3600"
+    assert "Too many password-reset requests" in refused.content.decode()
+    assert elsewhere.status_code == 302
 
 
 def test_password_change_needs_the_old_password(reviewer_a, client_for):
