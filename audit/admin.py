@@ -49,6 +49,7 @@ from audit.models import (
     Workspace,
 )
 from audit.services import judges as judges_services
+from audit.services import workspaces as workspaces_services
 from audit.services.release import release_tallies_rebuild
 
 
@@ -436,15 +437,39 @@ class WorkspaceAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
 
+    def save_formset(self, request, form, formset, change) -> None:
+        if formset.model is not Membership:
+            return super().save_formset(request, form, formset, change)
+        active = set(
+            Membership.objects.filter(workspace=form.instance, is_active=True).values_list(
+                "pk", flat=True
+            )
+        )
+        super().save_formset(request, form, formset, change)
+        _deactivated(
+            Membership.objects.filter(pk__in=active, is_active=False).select_related("user")
+        )
+
+
+def _deactivated(memberships) -> None:
+    """Memberships the admin just made inactive hand back their open assignments, as the
+    members page's deactivation does (services.workspaces.member_deactivate)."""
+    for membership in memberships:
+        workspaces_services.member_assignments_return(membership=membership)
+
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
-    # Deactivating here leaves the member's open assignments in place; the members page
-    # (services.workspaces.member_deactivate) hands them back to the pool.
     list_display = ["user", "workspace", "role", "is_active", "created_at"]
     list_filter = ["workspace", "role", "is_active"]
     search_fields = ["user__username"]
     raw_id_fields = ["user"]
+
+    def save_model(self, request, obj, form, change) -> None:
+        was_active = change and Membership.objects.filter(pk=obj.pk, is_active=True).exists()
+        super().save_model(request, obj, form, change)
+        if was_active and not obj.is_active:
+            _deactivated([obj])
 
 
 @admin.register(Invitation)

@@ -296,6 +296,54 @@ def test_deactivating_a_reviewer_returns_open_claims_and_keeps_submitted_sheets(
     assert "rev_a" in history.content.decode()
 
 
+@pytest.mark.parametrize("page", ["membership", "workspace"])
+def test_unticking_active_in_the_admin_also_returns_open_claims(
+    page, lead, reviewer_a, reviewer_b, admin_client
+):
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="HR")
+    import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
+    services.review_open(
+        audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead
+    )
+    done = Assignment.objects.filter(reviewer=reviewer_a).order_by("claim_id")[0].claim
+    submit_sheet(reviewer_a, done, "contradicted")
+    membership = Membership.objects.get(user=reviewer_a)
+
+    if page == "membership":
+        url = reverse("admin:audit_membership_change", args=[membership.pk])
+        form = {"user": reviewer_a.pk, "workspace": membership.workspace_id, "role": "reviewer"}
+    else:
+        workspace = membership.workspace
+        url = reverse("admin:audit_workspace_change", args=[workspace.pk])
+        rows = list(workspace.memberships.order_by("pk"))
+        form = {"name": workspace.name, "slug": workspace.slug}
+        prefix = "memberships"
+        form |= {
+            f"{prefix}-TOTAL_FORMS": len(rows),
+            f"{prefix}-INITIAL_FORMS": len(rows),
+            f"{prefix}-MIN_NUM_FORMS": 0,
+            f"{prefix}-MAX_NUM_FORMS": 1000,
+        }
+        for i, row in enumerate(rows):
+            form |= {
+                f"{prefix}-{i}-id": row.pk,
+                f"{prefix}-{i}-workspace": workspace.pk,
+                f"{prefix}-{i}-user": row.user_id,
+                f"{prefix}-{i}-role": row.role,
+            }
+            if row.pk != membership.pk and row.is_active:
+                form[f"{prefix}-{i}-is_active"] = "on"
+    response = admin_client.post(url, form)
+
+    assert response.status_code == 302
+    membership.refresh_from_db()
+    assert membership.is_active is False
+    assert list(
+        Assignment.objects.filter(reviewer=reviewer_a).values_list("claim_id", flat=True)
+    ) == [done.pk]
+    assert list(audit_set.reviewers.all()) == [reviewer_b]
+
+
 # ------------------------------------------------------------------------------ passwords
 
 

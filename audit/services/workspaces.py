@@ -172,13 +172,21 @@ def member_deactivate(*, membership: Membership, by: AbstractBaseUser) -> Deacti
     """
     if not roles.owns(by, membership.workspace):
         raise PermissionDenied("Only an owner of the workspace deactivates members.")
-    user = membership.user
-    returned = kept = 0
     with transaction.atomic():
         _owners_lock(membership)
         _check_owner_left(membership, role=membership.role, active=False)
         membership.is_active = False
         membership.save(update_fields=["is_active"])
+        return member_assignments_return(membership=membership)
+
+
+def member_assignments_return(*, membership: Membership) -> DeactivateSummary:
+    """Hand an inactive member's unsubmitted assignments in the workspace back to the pool
+    and take them off its sets' reviewers; their submitted sheets stay. Part of
+    member_deactivate, and what the admin runs when a superuser unticks "active" there."""
+    user = membership.user
+    returned = kept = 0
+    with transaction.atomic():
         set_ids = AuditSet.objects.filter(
             workspace=membership.workspace, answers__claims__assignments__reviewer=user
         ).values_list("pk", flat=True)
