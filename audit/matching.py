@@ -324,7 +324,9 @@ class RankWeights:
     are chosen as a set for the claim words they add. On those pages a neighbour of a
     strong match is minimal evidence no more often than any other sentence, so the
     neighbour share that pseudo pages favoured is off and the adjacency bonus small.
-    rapidfuzz, tried on the pseudo pages (bench/eval_ranking.py), stays at weight 0.
+    The date bonus and chrome penalty of the later places were chosen on WiCE train + dev
+    with 5-fold cross-validation (bench/README.md: within noise, cheap). rapidfuzz, tried
+    on the pseudo pages (bench/eval_ranking.py), stays at weight 0.
     """
 
     # BM25 over the call's sentences, divided by the claim's total IDF.
