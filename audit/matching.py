@@ -14,10 +14,12 @@ from typing import Literal, NamedTuple
 from rapidfuzz import fuzz
 
 from audit.bm25 import (
+    MONTHS,
     SentenceIndex,
     bm25_scores,
     pooled_idf,
     sentence_index,
+    stem,
     terms,
 )
 from audit.sentences import sentence_spans
@@ -42,7 +44,7 @@ __all__ = [
 ]
 
 # Stored next to every result: bump when any result for the same input would change.
-MATCHER_VERSION = "2026.12-1"
+MATCHER_VERSION = "2026.12-2"
 
 TrustLabel = Literal["verified", "likely", "unknown"]
 
@@ -322,7 +324,9 @@ class RankWeights:
     are chosen as a set for the claim words they add. On those pages a neighbour of a
     strong match is minimal evidence no more often than any other sentence, so the
     neighbour share that pseudo pages favoured is off and the adjacency bonus small.
-    rapidfuzz, tried on the pseudo pages (bench/eval_ranking.py), stays at weight 0.
+    The date bonus and chrome penalty of the later places were chosen on WiCE train + dev
+    with 5-fold cross-validation (bench/README.md: within noise, cheap). rapidfuzz, tried
+    on the pseudo pages (bench/eval_ranking.py), stays at weight 0.
     """
 
     # BM25 over the call's sentences, divided by the claim's total IDF.
@@ -346,6 +350,15 @@ class RankWeights:
     # Bonus for a sentence next to an earlier place: the sentence that gives a match its
     # subject ("It was founded in 1999.") may share no word with the claim.
     adjacency: float = 0.05
+    # Bonus for a later place that adds a year or month of the claim no earlier place has:
+    # on real pages the date of an event is often on a line of its own ("May 12, 2013 -
+    # 6:00pm", the page's metadata), a whole minimal set being that line and the sentence
+    # stating the event, and one date term's IDF share alone rarely wins it the place.
+    date: float = 0.1
+    # Penalty for a later place that is a short line of page chrome (cookie, share, sign-in,
+    # menu, newsletter lines; see _CHROME): they share the page's subject words and are
+    # never evidence.
+    chrome: float = 0.1
     # Share of its better neighbour's own score a sentence earns: two adjacent sentences
     # that both match part of the claim rank as a pair.
     neighbour: float = 0.0
@@ -378,6 +391,28 @@ class _Scored(NamedTuple):
 class _Ranking:
     scored: list[_Scored]  # every sentence sharing a term with the claim, best first
     term_weights: tuple[float, ...]  # IDF share of each claim term (bit order), sum 1
+    date_mask: int = 0  # bit i set: the i-th claim term is a year or a month
+
+
+# A year (1500-2099) or a month's name, as index terms: the claim's date terms.
+_YEAR_TERM = re.compile(r"(?:1[5-9]|20)\d\d")
+_MONTH_TERMS = frozenset(stem(month) for month in MONTHS)
+# Page chrome on short lines (folded text): lines around a page's text that are never
+# evidence. "Share" and "follow" only open such a line: "Both teams share the title" is not.
+_CHROME = re.compile(
+    r"^(?:share|follow)\b|\b(?:cookies?|sign in|sign up|log in|subscribe|skip to|menu"
+    r"|newsletters?|advertis\w*|privacy|all rights|copyright|follow us|read more|related)\b"
+)
+# Terms (stop words excluded) a line may have to count as chrome; longer ones are text.
+_CHROME_MAX_TERMS = 8
+
+
+def _date_mask(query_terms: Sequence[str]) -> int:
+    mask = 0
+    for bit, term in enumerate(query_terms):
+        if term in _MONTH_TERMS or _YEAR_TERM.fullmatch(term):
+            mask |= 1 << bit
+    return mask
 
 
 def _mask_weigher(term_weights: Sequence[float]):  # noqa: ANN202
@@ -414,6 +449,8 @@ def _score_sentences(
     term_weights = tuple(w / total for w in idf.values())
     weight_of = _mask_weigher(term_weights) if weights.coverage else None
     term_count = len(idf)
+    # idf keeps the order of query.terms, so its bits are theirs.
+    date_mask = _date_mask(query.terms)
     lexical: list[tuple[float, int, int, float, int]] = []
     for p, index in enumerate(indexes):
         scores, masks = bm25_scores(idf, index, avgdl, k1=weights.k1, b=weights.b)
@@ -430,7 +467,7 @@ def _score_sentences(
     if not weights.fuzz:
         # Scores stay as sorted, and (passage, sentence) never ties: no second sort.
         scored = [_Scored(p, s, value, support, mask) for value, p, s, support, mask in lexical]
-        return _Ranking(scored=scored, term_weights=term_weights)
+        return _Ranking(scored=scored, term_weights=term_weights, date_mask=date_mask)
     scored = []
     for rank, (value, p, s, support, mask) in enumerate(lexical):
         if rank < weights.candidates:
@@ -438,7 +475,7 @@ def _score_sentences(
             value += weights.fuzz * fuzz.token_set_ratio(query.folded, sentence) / 100
         scored.append(_Scored(passage=p, sentence=s, score=value, support=support, mask=mask))
     scored.sort(key=lambda item: (-item.score, item.passage, item.sentence))
-    return _Ranking(scored=scored, term_weights=term_weights)
+    return _Ranking(scored=scored, term_weights=term_weights, date_mask=date_mask)
 
 
 def _select(
@@ -453,10 +490,11 @@ def _select(
     pushed out. Each later place goes to the candidate (a strong sentence or a neighbour
     of one) with the most own score, plus the IDF share of claim terms it adds to the
     places so far, plus a bonus when it is next to one of them, plus a share of its better
-    neighbour's score: minimal evidence is usually two or three adjacent sentences that
-    each state part of the claim. The choice is greedy, so the first places of k=5 are
-    those of k=3. A sentence repeated in the passages (pull quotes, a passage cited twice)
-    is shown once.
+    neighbour's score: minimal evidence is usually two or three sentences that each state
+    part of the claim. A year or month of the claim that no earlier place has earns a
+    bonus, and a short line of page chrome a penalty. The choice is greedy, so the first
+    places of k=5 are those of k=3. A sentence repeated in the passages (pull quotes, a
+    passage cited twice) is shown once.
     """
     k = max(0, k)
     chosen: list[_Scored] = []
@@ -488,6 +526,18 @@ def _select(
                 pool[(p, n)] = by_place.get((p, n)) or _Scored(passage=p, sentence=n, score=0.0)
     taken: set[tuple[int, int]] = set()
     covered = 0
+    date_mask = ranking.date_mask if weights.date else 0
+    chrome: dict[tuple[int, int], bool] = {}
+
+    def is_chrome(p: int, s: int) -> bool:
+        found = chrome.get((p, s))
+        if found is None:
+            found = passages[p].index.lengths[s] <= _CHROME_MAX_TERMS and bool(
+                _CHROME.search(passages[p].sentence(s))
+            )
+            chrome[(p, s)] = found
+        return found
+
     while len(chosen) < k and pool:
         best: tuple[float, float, int, int] | None = None
         # Past the head, or once no candidate matches a claim word by itself.
@@ -495,10 +545,16 @@ def _select(
         for (p, s), item in pool.items():
             value = item.score
             if later:
-                value += weights.gain * weight_of(item.mask & ~covered)
+                added = item.mask & ~covered
+                value += weights.gain * weight_of(added)
                 if (p, s - 1) in taken or (p, s + 1) in taken:
                     value += weights.adjacency
-                value += weights.neighbour * max(own(p, s - 1), own(p, s + 1))
+                if weights.neighbour:
+                    value += weights.neighbour * max(own(p, s - 1), own(p, s + 1))
+                if added & date_mask:
+                    value += weights.date
+                if weights.chrome and is_chrome(p, s):
+                    value -= weights.chrome
             elif item.score <= 0.0:
                 continue
             key = (-value, -item.score, p, s)

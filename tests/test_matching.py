@@ -1,10 +1,12 @@
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from audit.matching import (
+    DEFAULT_WEIGHTS,
     LIKELY_MIN_SCORE,
     MATCHER_VERSION,
     VERIFIED_MIN_SCORE,
@@ -12,6 +14,7 @@ from audit.matching import (
     Highlight,
     QuoteCheck,
     _query,
+    _rank,
     _wrong_citation,
     _wrong_citation_scored,
     cached_passage,
@@ -298,6 +301,55 @@ def test_later_places_go_to_a_sentence_covering_a_claim_word_no_earlier_place_ha
     # by itself, but adds nothing that the first three places do not already say.
     own = {_text([ZOO], h): h.score for h in rank_sentences(claim, [ZOO], k=10)}
     assert own["Lions hunt zebras at dusk."] > own["Rhinos are shy."]
+
+
+def test_a_later_place_goes_to_a_date_line_giving_the_claims_year():
+    # Real pages give an event's date on a line of its own; the year is one claim word of
+    # many, so its share alone does not win the line a place.
+    claim = (
+        "In 2013, Gaetz announced that he would run for the state Senate seat held by his father."
+    )
+    page = "\n".join(
+        [
+            "Gaetz makes it official: he will run for his father's Senate seat",
+            "Rep. Matt Gaetz filed to run for the Florida Senate seat held by his father, "
+            "Don Gaetz.",
+            "The seat ranks as one of the most Republican Senate districts in the state.",
+            "Don Gaetz is Senate President and will leave the seat in 2016.",
+            "Gaetz announced a fundraiser in Pensacola.",
+            "The state Senate meets in March.",
+            "Posted May 12, 2013 6:00pm",
+        ]
+    )
+    date_line = "Posted May 12, 2013 6:00pm"
+
+    texts = [_text([page], h) for h in rank_sentences(claim, [page], k=4)]
+    without = _rank(claim, [page], 4, replace(DEFAULT_WEIGHTS, date=0.0))
+
+    assert texts[3] == date_line
+    assert date_line not in [_text([page], h) for h in without]
+
+
+def test_a_later_place_does_not_go_to_a_share_line():
+    claim = "Lions and zebras live in the park."
+    page = "\n".join(
+        [
+            "Lions and zebras live in the park.",
+            "Lions and zebras graze in the park.",
+            "Lions and zebras sleep in the park.",
+            "Tourists arrive by bus.",
+            "Share on Facebook: lions in the park",
+            "Guides carry radios.",
+            "Old lions rest in the shade of the park at noon.",
+        ]
+    )
+
+    texts = [_text([page], h) for h in rank_sentences(claim, [page], k=4)]
+    without = _rank(claim, [page], 4, replace(DEFAULT_WEIGHTS, chrome=0.0))
+
+    # The share line matches more of the claim by itself, and wins without the penalty.
+    assert texts[3] == "Old lions rest in the shade of the park at noon."
+    assert _text([page], without[3]) == "Share on Facebook: lions in the park"
 
 
 def test_the_first_places_of_a_longer_ranking_are_the_shorter_ranking():
