@@ -43,8 +43,10 @@ __all__ = [
     "verify_quote",
 ]
 
-# Stored next to every result: bump when any result for the same input would change.
-MATCHER_VERSION = "2026.12-2"
+# Stored next to every result: bump when any stored result for the same input would change.
+# (Rankings of k >= 4 changed after 2026.12-1, but stored checks rank k = 3 and did not:
+# a bump would have marked every check stale for nothing.)
+MATCHER_VERSION = "2026.12-1"
 
 TrustLabel = Literal["verified", "likely", "unknown"]
 

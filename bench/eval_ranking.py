@@ -39,8 +39,8 @@ passes pages that way). hit@3 = a sentence of any minimal set among the lines of
 set (not supported) are left out. train = WiCE's non-supported-tokens train split (374
 partially supported sub-claims, minimal sets of their supported part; other pages than
 dev's): the weights were chosen there. dev = the entailment-retrieval dev split (319 claims
-with a set): report only until 2026.12-1; the later places' date and chrome weights
-(2026.12-2) were chosen on train + dev, and --wice-cv gives the cross-validated estimate
+with a set): report only until 2026-12-02; the later places' date and chrome weights
+(2026-12-03) were chosen on train + dev, and --wice-cv gives the cross-validated estimate
 of that choice (5 folds of dev, the weights searched on train + the other folds). The
 test split is held out elsewhere. "previous" is the ranker's weights before they were
 chosen on WiCE (RankWeights of MATCHER_VERSION 2026.11-2).
