@@ -92,7 +92,8 @@ FEATURES += tuple(
     for name, _ in _WORD_CLASSES
 )
 _WORD_CLASS = {word: k for k, (_, words) in enumerate(_WORD_CLASSES) for word in words.split()}
-# Logistic regression on the WiCE train split (bench/eval_unsupported.py --fit), C=1.
+# Logistic regression on the WiCE train split (bench/eval_unsupported.py --fit), C=1;
+# refitted 2026-12-03 with the word classes.
 # Kept in code so that suggestions are deterministic and need no model file.
 _BIAS = -1.298
 _WEIGHTS = (
@@ -476,7 +477,8 @@ def unsupported_spans(claim: str, evidence: Sequence[str | PreparedPassage]) -> 
 
     Every token of the claim is scored from string facts (is the term in the evidence,
     in a sentence window that covers as much of the claim as the best one, next to a claim
-    neighbour as in the source; is a neighbour missing) and runs of tokens scoring above
+    neighbour as in the source; is a neighbour missing; what class of word are it and its
+    neighbours: an auxiliary, an ordinal, a month...) and runs of tokens scoring above
     a threshold become spans. With no evidence text everything from the first to the
     last content word is one span; a claim quoted word for word has none. Spans are
     character offsets into `claim`, sorted, non-overlapping, never inside a word.
