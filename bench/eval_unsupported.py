@@ -1,6 +1,6 @@
 """Token F1 of audit.matching.unsupported_spans on WiCE's human labels of unsupported claim parts.
 
-Run: .venv/bin/python bench/eval_unsupported.py [--fit] [--errors N]
+Run: .venv/bin/python bench/eval_unsupported.py [--fit | --cv] [--errors N]
 
 Data: WiCE non-supported tokens (Kamoi et al. 2023), /work/shared/datasets/wice: partially
 supported Wikipedia sub-claims, each with its cited web page as a list of sentences (menus and
@@ -141,16 +141,14 @@ def speed() -> tuple[float, float]:
     return timings[0], timings[1]
 
 
-def fit(items: list[Item], prepared: dict) -> None:
-    """Fit the token model on `items` and print its constants and the best threshold."""
-    import numpy as np
-    from sklearn.linear_model import LogisticRegression
-
-    rows, labels, cases = [], [], []
+def _token_rows(items: list[Item], prepared: dict) -> list[tuple[Item, object, list, list[bool]]]:
+    """Per sub-claim: its reading, feature vectors and the gold label of each analyzer token
+    (unsupported when it overlaps a labelled claim token)."""
+    cases = []
     for item in items:
         read = unsupported._read_claim(item.claim)
         vectors = unsupported._features(read, [prepared[item.page]])
-        rows.extend(vectors)
+        labels = []
         for i in range(len(read.terms)):
             start, end = read.span(i, i)
             labels.append(
@@ -159,33 +157,89 @@ def fit(items: list[Item], prepared: dict) -> None:
                     for (s, e), g in zip(item.offsets, item.gold, strict=True)
                 )
             )
-        cases.append((item, read, vectors))
-    model = LogisticRegression(C=1.0, max_iter=5000).fit(np.array(rows, dtype=float), labels)
-    probabilities = model.predict_proba(np.array(rows, dtype=float))[:, 1]
+        cases.append((item, read, vectors, labels))
+    return cases
+
+
+def _fit_model(cases):  # noqa: ANN001, ANN202
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    rows = [v for _, _, vectors, _ in cases for v in vectors]
+    labels = [y for *_, ys in cases for y in ys]
+    return LogisticRegression(C=FIT_C, max_iter=5000).fit(np.array(rows, dtype=float), labels)
+
+
+def _scores(cases, model, thresholds) -> dict[float, Score]:  # noqa: ANN001
+    import numpy as np
+
+    scores = {t: Score() for t in thresholds}
+    for item, read, vectors, _ in cases:
+        probabilities = model.predict_proba(np.array(vectors, dtype=float))[:, 1]
+        for threshold, score in scores.items():
+            spans = unsupported._decode(item.claim, read, vectors, probabilities, threshold)
+            score.add(item.gold, token_flags(item, spans))
+    return scores
+
+
+FIT_C = 1.0
+THRESHOLDS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45)
+
+
+def fit(items: list[Item], prepared: dict) -> None:
+    """Fit the token model on `items` and print its constants and each threshold's score."""
+    cases = _token_rows(items, prepared)
+    model = _fit_model(cases)
     print(f"_BIAS = {model.intercept_[0]:+.3f}")
     for name, weight in zip(unsupported.FEATURES, model.coef_[0], strict=True):
         print(f"    {weight:+.3f},  # {name}")
-    for threshold in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5):
-        score, at = Score(), 0
-        for item, read, vectors in cases:
-            n = len(vectors)
-            spans = unsupported._decode(
-                item.claim, read, vectors, probabilities[at : at + n], threshold
-            )
-            score.add(item.gold, token_flags(item, spans))
-            at += n
-        print(f"threshold {threshold:.2f}: {score.row()}")
+    for threshold, score in _scores(cases, model, THRESHOLDS).items():
+        print(f"threshold {threshold:.2f} (in-sample): {score.row()}")
+
+
+def cross_validate(items: list[Item], prepared: dict, label: str, seeds=(0, 1)) -> None:  # noqa: ANN001
+    """5-fold cross-validation by sub-claim: each fold scored by a model fitted on the other
+    four, the folds pooled, the micro F1 averaged over shuffles."""
+    import random
+
+    cases = _token_rows(items, prepared)
+    results: dict[float, list[float]] = {t: [] for t in THRESHOLDS}
+    for seed in seeds:
+        order = list(range(len(cases)))
+        random.Random(seed).shuffle(order)
+        pooled = {t: Score() for t in THRESHOLDS}
+        for k in range(5):
+            held = [cases[i] for j, i in enumerate(order) if j % 5 == k]
+            model = _fit_model([cases[i] for j, i in enumerate(order) if j % 5 != k])
+            for threshold, score in _scores(held, model, THRESHOLDS).items():
+                total = pooled[threshold]
+                total.tp, total.fp, total.fn = (
+                    total.tp + score.tp,
+                    total.fp + score.fp,
+                    total.fn + score.fn,
+                )
+        for threshold, total in pooled.items():
+            results[threshold].append(2 * total.tp / (2 * total.tp + total.fp + total.fn))
+    for threshold, f1s in results.items():
+        print(f"{label} 5-fold CV, threshold {threshold:.2f}: F1 {statistics.mean(f1s):.3f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--fit", action="store_true", help="fit the token model on train")
+    parser.add_argument(
+        "--cv", action="store_true", help="5-fold cross-validation on train and on train+dev"
+    )
     parser.add_argument("--errors", type=int, default=0)
     args = parser.parse_args()
     splits = {name: load(name) for name in ("train", "dev")}
     prepared = {i.page: prepare_passage(i.page) for items in splits.values() for i in items}
     if args.fit:
         fit(splits["train"], prepared)
+        return
+    if args.cv:
+        cross_validate(splits["train"], prepared, "train")
+        cross_validate(splits["train"] + splits["dev"], prepared, "train+dev")
         return
     methods = {"baseline (content word absent)": baseline, "unsupported_spans": unsupported_spans}
     for name, method in methods.items():
