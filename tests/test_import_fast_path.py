@@ -358,6 +358,16 @@ def test_lines_read_in_workers_import_as_they_do_without(tmp_path, case):
         assert isinstance(without, str) == refused
 
 
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda path: path.name)
+def test_files_matched_in_workers_import_as_they_do_without(tmp_path, sample):
+    # Whole-file formats (ALCE, RAGAS, ExpertQA) send parsed records to the workers and
+    # get rows back; a native file sends its lines.
+    without, with_workers = _with_and_without_workers(tmp_path, sample.name, sample.read_bytes())
+
+    assert not isinstance(without, str)
+    assert with_workers == without
+
+
 def test_lines_read_in_workers_skip_what_the_set_holds(tmp_path):
     first, _ = _with_and_without_workers(tmp_path, "a.jsonl", _lines(*_many(3)))
     audit_set = AuditSet.objects.create(workspace=default_workspace(), name="again")

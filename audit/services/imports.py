@@ -370,6 +370,7 @@ def _import_chunk(
             )
         topics = _topics(rows.metadata) if rows.has_topics else frozenset()
         own = []
+        # import_plan.ClaimRow, field by field.
         for (
             order,
             text,
