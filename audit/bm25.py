@@ -9,7 +9,8 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from itertools import chain
 
 # ---------------------------------------------------------------------------- analyzer
 
@@ -111,38 +112,66 @@ def word_terms(word: str) -> tuple[str, ...]:
 # ---------------------------------------------------------------------------- index
 
 
+# Up to this many sentences, a term's postings are found by reading each sentence's terms
+# (a membership test in C per sentence) rather than from an inverted index: most passages
+# of an import are a few sentences queried by one claim, and building the inverted index
+# (a Python step per term occurrence) cost more than all their lookups.
+_SCAN_SENTENCES = 48
+
+
 @dataclass(frozen=True, eq=False)
 class SentenceIndex:
-    """Inverted index of one passage: sentences are the documents.
+    """Index of one passage: sentences are the documents.
 
-    Compared by identity: it is a cache attached to a prepared passage. Only the sentence
-    of each occurrence is recorded when it is built; (sentence, tf) postings are counted
-    for the few terms a claim asks about, since most passages of an import are queried
-    by one claim and most of their terms never.
+    Compared by identity: it is a cache attached to a prepared passage. Built, it holds
+    each sentence's terms; (sentence, tf) postings are counted for the few terms a claim
+    asks about, since most passages of an import are queried by one claim and most of
+    their terms never. A long passage gets an inverted index (`occurrences`) on its first
+    lookup; a short one is read sentence by sentence.
     """
 
-    occurrences: dict[str, list[int]]  # term -> sentence of each occurrence, ascending
-    lengths: tuple[int, ...]  # terms per sentence, stop words excluded
+    sentence_terms: tuple[tuple[str, ...], ...]  # each sentence's terms, in order
     _postings: dict[str, list[tuple[int, int]]] = field(
         default_factory=dict, init=False, repr=False
     )
 
+    @cached_property
+    def lengths(self) -> tuple[int, ...]:
+        """Terms per sentence, stop words excluded."""
+        return tuple(map(len, self.sentence_terms))
+
     @property
     def size(self) -> int:
-        return len(self.lengths)
+        return len(self.sentence_terms)
+
+    @cached_property
+    def occurrences(self) -> dict[str, list[int]]:
+        """term -> sentence of each occurrence, ascending."""
+        occurrences: dict[str, list[int]] = {}
+        for i, terms in enumerate(self.sentence_terms):
+            for term in terms:
+                occurrences.setdefault(term, []).append(i)
+        return occurrences
 
     def postings(self, term: str) -> list[tuple[int, int]]:
         """(sentence, tf) of every sentence containing term, ascending."""
         found = self._postings.get(term)
         if found is None:
-            sentences = self.occurrences.get(term, ())
-            if len(sentences) <= 1:
-                found = [(sentences[0], 1)] if sentences else []
+            if len(self.sentence_terms) <= _SCAN_SENTENCES:
+                found = [
+                    (i, terms.count(term))
+                    for i, terms in enumerate(self.sentence_terms)
+                    if term in terms
+                ]
             else:
-                counts: dict[int, int] = {}
-                for sentence in sentences:
-                    counts[sentence] = counts.get(sentence, 0) + 1
-                found = list(counts.items())
+                sentences = self.occurrences.get(term, ())
+                if len(sentences) <= 1:
+                    found = [(sentences[0], 1)] if sentences else []
+                else:
+                    counts: dict[int, int] = {}
+                    for sentence in sentences:
+                        counts[sentence] = counts.get(sentence, 0) + 1
+                    found = list(counts.items())
             self._postings[term] = found
         return found
 
@@ -152,28 +181,19 @@ def sentence_index(sentences: Iterable[str]) -> SentenceIndex:
 
     A term never holds whitespace, so a sentence's terms are those of its words in turn.
     """
-    occurrences: dict[str, list[int]] = {}
-    lengths = []
-    known = _WORD_TERMS
-    for i, sentence in enumerate(sentences):
-        length = 0
-        for word in sentence.split():
-            found = known.get(word)
-            if found is None:
-                found = word_terms(word)
-            for term in found:
-                occurrences.setdefault(term, []).append(i)
-            length += len(found)
-        lengths.append(length)
-    return SentenceIndex(occurrences=occurrences, lengths=tuple(lengths))
+    known = _WORD_TERMS.get
+    sentence_terms = []
+    for sentence in sentences:
+        words = sentence.split()
+        found = list(map(known, words))
+        if None in found:
+            found = [word_terms(word) for word in words]
+        sentence_terms.append(tuple(chain.from_iterable(found)))
+    return SentenceIndex(sentence_terms=tuple(sentence_terms))
 
 
 def build_index(sentence_terms: Sequence[Sequence[str]]) -> SentenceIndex:
-    occurrences: dict[str, list[int]] = {}
-    for i, terms in enumerate(sentence_terms):
-        for term in terms:
-            occurrences.setdefault(term, []).append(i)
-    return SentenceIndex(occurrences=occurrences, lengths=tuple(len(t) for t in sentence_terms))
+    return SentenceIndex(sentence_terms=tuple(tuple(terms) for terms in sentence_terms))
 
 
 def pooled_idf(terms: Sequence[str], indexes: Sequence[SentenceIndex]) -> dict[str, float]:

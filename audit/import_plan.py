@@ -10,10 +10,11 @@ import hashlib
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from audit.claims import PlannedClaim, plan_claims
 from audit.formats.detect import read_native_line
-from audit.formats.records import AnswerRecord, FormatError
+from audit.formats.records import AnswerRecord, FormatError, LabelRecord
 from audit.stored_checks import CheckValues, PassageCache, answer_check_values
 
 
@@ -54,6 +55,121 @@ def plan_answers(records: Sequence[AnswerRecord], cache: PassageCache) -> list[P
     return planned
 
 
+class AnswerRows(NamedTuple):
+    """One answer as an import writes it, in plain values: what a worker process sends
+    back to the importing one. Strings, numbers and tuples only (the JSON columns already
+    encoded), so pickling them in the worker and unpickling them in the importing process
+    costs little beside the texts themselves; parsed records and plans would be pickled
+    object by object.
+
+    The first fields are what the checks across lines read (formats.native.LineChecks,
+    detect.StreamedAnswers.take_line); an answer the set already holds carries only
+    those.
+    """
+
+    location: str
+    question_id: str
+    question: str
+    answer_id: str
+    system: str
+    labels: tuple[LabelRecord, ...]
+    given_claims: int  # len(record.claims), 0 when the answer is split
+    answer: str = ""
+    metadata: str = "{}"  # Answer.metadata as stored (json.dumps)
+    has_topics: bool = False  # "topics" in the metadata
+    is_partial: bool = False
+    # (title, url, text, is_cited) in position order.
+    passages: tuple[tuple[str, str, str, bool], ...] = ()
+    # One ClaimRow per claim, in order.
+    claims: tuple[tuple, ...] = ()
+
+
+class ClaimRow(NamedTuple):
+    """A planned claim and its check as the import stores them (the JSON columns encoded).
+    Only documents the layout: AnswerRows holds these as plain tuples, unpacked in this
+    order, because a named tuple is rebuilt by calling its class when unpickled."""
+
+    order: int
+    text: str
+    start: int
+    end: int
+    location: str
+    cited_unknown_json: str  # Claim.cited_unknown
+    uncited: bool
+    citations: tuple[int, ...]
+    cited_unknown: tuple[int, ...]
+    matcher_version: str
+    label: str
+    best_score: float
+    highlights_json: str
+    numbers_json: str
+    wrong_citation_json: str | None
+    ungrounded: int  # numbers not grounded (selectors.release.ungrounded_numbers)
+
+
+def _json(value: object) -> str:
+    # What JSONField stores on SQLite (json.dumps with its defaults); PostgreSQL reads the
+    # same text into jsonb.
+    return json.dumps(value)
+
+
+def answer_rows(record: AnswerRecord, plan: PlannedAnswer | None) -> AnswerRows:
+    """The answer's rows; only the fields the checks across lines read when plan is None."""
+    given = len(record.claims) if record.claims is not None else 0
+    if plan is None:
+        return AnswerRows(
+            record.location,
+            record.question_id,
+            record.question,
+            record.answer_id,
+            record.system,
+            record.labels,
+            given,
+        )
+    cited = {n for c in plan.claims for n in c.citations}
+    claims = []
+    for claim, check in zip(plan.claims, plan.checks, strict=True):
+        claims.append(
+            (
+                claim.order,
+                claim.text,
+                claim.start,
+                claim.end,
+                claim.location,
+                _json(list(claim.cited_unknown)),
+                claim.uncited,
+                claim.citations,
+                claim.cited_unknown,
+                check.matcher_version,
+                check.label,
+                check.best_score,
+                _json(check.highlights),
+                _json(check.numbers),
+                None if check.wrong_citation is None else _json(check.wrong_citation),
+                # selectors.release.ungrounded_numbers of the stored numbers.
+                sum(1 for n in check.numbers if not n.get("grounded")),
+            )
+        )
+    return AnswerRows(
+        record.location,
+        record.question_id,
+        record.question,
+        record.answer_id,
+        record.system,
+        record.labels,
+        given,
+        record.answer,
+        _json(record.metadata),
+        "topics" in record.metadata,
+        any(c.cited_unknown for c in plan.claims),
+        tuple(
+            (p.title, p.url, p.text, position in cited)
+            for position, p in enumerate(record.passages, start=1)
+        ),
+        tuple(claims),
+    )
+
+
 # One cache per worker process: a pool's workers live for one import.
 _worker_cache: PassageCache | None = None
 # The content hashes already in the set when the pool started: those answers are skipped,
@@ -69,22 +185,14 @@ def worker_start(seen: Collection[str] = frozenset()) -> None:
     _worker_seen = seen
 
 
-@dataclass(frozen=True)
-class ReadAnswer:
-    """One line of a streamed native file, read and planned in a worker."""
-
-    number: int  # the line's number
-    record: AnswerRecord
-    digest: str  # answer_content_hash
-    plan: PlannedAnswer | None  # None when the set already holds the answer
-
-
 def read_lines_in_worker(
     lines: Sequence[tuple[int, bytes]], filename: str
-) -> tuple[list[ReadAnswer], FormatError | None]:
-    """Parse, hash and plan these lines of a native file (formats.StreamedAnswers); stops
-    at the first line that is refused and returns its error with the lines before it, for
-    the importing process to raise once the checks across lines have passed those."""
+) -> tuple[list[tuple[int, str, AnswerRows]], FormatError | None]:
+    """Parse, hash and plan these lines of a native file (formats.StreamedAnswers): each
+    line's number, answer_content_hash and rows (only the fields the checks across lines
+    read when the set already holds the answer). Stops at the first line that is refused
+    and returns its error with the lines before it, for the importing process to raise
+    once the checks across lines have passed those."""
     global _worker_cache
     if _worker_cache is None:
         _worker_cache = PassageCache()
@@ -96,12 +204,16 @@ def read_lines_in_worker(
             return done, error
         digest = answer_content_hash(record)
         plan = None if digest in _worker_seen else plan_answers([record], _worker_cache)[0]
-        done.append(ReadAnswer(number, record, digest, plan))
+        done.append((number, digest, answer_rows(record, plan)))
     return done, None
 
 
-def plan_answers_in_worker(records: Sequence[AnswerRecord]) -> list[PlannedAnswer]:
+def plan_answers_in_worker(records: Sequence[AnswerRecord]) -> list[AnswerRows]:
+    """The rows of each record, in order."""
     global _worker_cache
     if _worker_cache is None:
         _worker_cache = PassageCache()
-    return plan_answers(records, _worker_cache)
+    return [
+        answer_rows(record, plan)
+        for record, plan in zip(records, plan_answers(records, _worker_cache), strict=True)
+    ]

@@ -14,6 +14,7 @@ from hypothesis import settings as hypothesis_settings
 
 from audit import services
 from audit.formats import parse_file
+from audit.models import Answer, AuditSet, ClaimCheck
 from tests.factories import AuditSetFactory, UserFactory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -316,3 +317,48 @@ def claim():
     from audit.models import Claim
 
     return Claim.objects.get(answer__external_id="hm-1-a", order=0)
+
+
+CHECK_FIELDS = ("matcher_version", "label", "best_score", "highlights", "numbers", "wrong_citation")
+
+
+def stored_import_rows(audit_set: AuditSet) -> list:
+    """Everything an import stored for the set, with ids replaced by positions."""
+    rows = []
+    answers = Answer.objects.filter(audit_set=audit_set).order_by("pk")
+    for answer in answers.select_related("question"):
+        rows.append(
+            (
+                answer.question.external_id,
+                answer.question.text,
+                answer.external_id,
+                answer.system,
+                answer.text,
+                answer.content_hash,
+                answer.is_partial,
+                answer.metadata,
+                [
+                    (p.position, p.title, p.url, p.text, p.is_cited)
+                    for p in answer.passages.order_by("position")
+                ],
+            )
+        )
+        for claim in answer.claims.order_by("order").prefetch_related("citations"):
+            check = ClaimCheck.objects.get(claim=claim)
+            rows.append(
+                (
+                    claim.order,
+                    claim.text,
+                    claim.start,
+                    claim.end,
+                    claim.location,
+                    claim.cited_unknown,
+                    claim.is_uncited,
+                    claim.parent_id,
+                    claim.review_status,
+                    claim.severity,
+                    sorted(p.position for p in claim.citations.all()),
+                    [getattr(check, f) for f in CHECK_FIELDS],
+                )
+            )
+    return rows

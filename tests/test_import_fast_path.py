@@ -28,13 +28,11 @@ from audit.models import (
 )
 from audit.services import answer_content_hash, answers_import, claim_checks_recompute
 from audit.services.checks import answer_claim_checks
-from tests.conftest import FIXTURES, import_file
+from tests.conftest import CHECK_FIELDS, FIXTURES, import_file, stored_import_rows
 from tests.factories import default_workspace
 from tests.test_import_fuzz import HOSTILE, IMPORTS, SAMPLES, _lines, _native
 
 pytestmark = pytest.mark.django_db
-
-CHECK_FIELDS = ("matcher_version", "label", "best_score", "highlights", "numbers", "wrong_citation")
 
 
 def _model_layer_import(audit_set: AuditSet, path) -> None:
@@ -99,48 +97,6 @@ def _model_layer_import(audit_set: AuditSet, path) -> None:
         )
 
 
-def _stored(audit_set: AuditSet) -> list:
-    """Everything an import stored for the set, with ids replaced by positions."""
-    rows = []
-    answers = Answer.objects.filter(audit_set=audit_set).order_by("pk")
-    for answer in answers.select_related("question"):
-        rows.append(
-            (
-                answer.question.external_id,
-                answer.question.text,
-                answer.external_id,
-                answer.system,
-                answer.text,
-                answer.content_hash,
-                answer.is_partial,
-                answer.metadata,
-                [
-                    (p.position, p.title, p.url, p.text, p.is_cited)
-                    for p in answer.passages.order_by("position")
-                ],
-            )
-        )
-        for claim in answer.claims.order_by("order").prefetch_related("citations"):
-            check = ClaimCheck.objects.get(claim=claim)
-            rows.append(
-                (
-                    claim.order,
-                    claim.text,
-                    claim.start,
-                    claim.end,
-                    claim.location,
-                    claim.cited_unknown,
-                    claim.is_uncited,
-                    claim.parent_id,
-                    claim.review_status,
-                    claim.severity,
-                    sorted(p.position for p in claim.citations.all()),
-                    [getattr(check, f) for f in CHECK_FIELDS],
-                )
-            )
-    return rows
-
-
 def _raw_json(audit_set: AuditSet) -> list[tuple]:
     """The JSON columns as the database holds them (text on SQLite)."""
     with connection.cursor() as cursor:
@@ -155,14 +111,14 @@ def _raw_json(audit_set: AuditSet) -> list[tuple]:
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
-def test_fast_path_stores_what_the_model_layer_stored(path):
+def test_fast_path_stores_what_the_model_layerstored_import_rows(path):
     fast = AuditSet.objects.create(workspace=default_workspace(), name="fast")
     reference = AuditSet.objects.create(workspace=default_workspace(), name="reference")
 
     import_file(fast, path)
     _model_layer_import(reference, path)
 
-    assert _stored(fast) == _stored(reference)
+    assert stored_import_rows(fast) == stored_import_rows(reference)
     assert _raw_json(fast) == _raw_json(reference)
 
 
@@ -191,8 +147,8 @@ def test_command_with_matching_workers_stores_what_it_stores_without(tmp_path):
         )
 
     one, two = AuditSet.objects.get(name="one"), AuditSet.objects.get(name="two")
-    assert _stored(one) == _stored(two)
-    assert len(_stored(one)) > 15
+    assert stored_import_rows(one) == stored_import_rows(two)
+    assert len(stored_import_rows(one)) > 15
 
 
 def test_streamed_file_broken_past_the_first_chunk_writes_nothing(tmp_path):
@@ -337,7 +293,7 @@ def _import_outcome(tmp_path, name: str, data: bytes, workers: int) -> object:
     except FormatError as err:
         assert not Answer.objects.filter(audit_set=audit_set).exists()
         return str(err)
-    return replace(summary, batch_id=None), _stored(audit_set)
+    return replace(summary, batch_id=None), stored_import_rows(audit_set)
 
 
 def _with_and_without_workers(tmp_path, name: str, data: bytes) -> tuple[object, object]:
@@ -400,6 +356,16 @@ def test_lines_read_in_workers_import_as_they_do_without(tmp_path, case):
     if case in LATE:
         refused = case not in ("blank lines and a BOM", "good, past a batch")
         assert isinstance(without, str) == refused
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda path: path.name)
+def test_files_matched_in_workers_import_as_they_do_without(tmp_path, sample):
+    # Whole-file formats (ALCE, RAGAS, ExpertQA) send parsed records to the workers and
+    # get rows back; a native file sends its lines.
+    without, with_workers = _with_and_without_workers(tmp_path, sample.name, sample.read_bytes())
+
+    assert not isinstance(without, str)
+    assert with_workers == without
 
 
 def test_lines_read_in_workers_skip_what_the_set_holds(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -16,7 +17,7 @@ from audit import selectors, services
 from audit.models import Answer, AuditSet, Claim, Job
 from audit.selectors.jobs import CANCEL_KEY, PROGRESS_KEY
 from audit.services import imports, jobs
-from tests.conftest import FIXTURES, kill_worker_part_way, run_queued_jobs
+from tests.conftest import FIXTURES, kill_worker_part_way, run_queued_jobs, stored_import_rows
 from tests.factories import default_workspace
 from tests.formats.helpers import jsonl, native_line
 
@@ -107,6 +108,60 @@ def test_an_import_that_fails_on_a_late_line_writes_nothing_and_names_the_place(
     assert job.error == "answers.jsonl: line 4: passages[0].text: expected a string, got null"
     assert not AuditSet.objects.filter(name="Uploaded").exists()
     assert Answer.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_a_job_import_with_matching_processes_stores_what_one_without_does(
+    lead, settings, monkeypatch
+):
+    # Past a chunk of lines, with labels, split and given claims and an uncited passage.
+    data = (FIXTURES / "samples" / "native_sample.jsonl").read_bytes() + jsonl(
+        *(
+            native_line(
+                question_id=f"g{i % 200}",
+                answer_id=f"g{i}",
+                answer=f"The warranty lasts {i} years [1]. Repairs are free [2].",
+                passages=[
+                    {"title": "W", "url": "", "text": f"The warranty lasts {i} years."},
+                    {"title": "R", "url": "", "text": "Repairs are free. Parts cost extra."},
+                    {"title": "X", "url": "", "text": "Repairs are free of charge for two years."},
+                ],
+                labels=[{"rater": "r1", "claim": 1, "judgment": "supported"}] if i % 7 else [],
+            )
+            for i in range(520)
+        )
+    )
+    read_in_workers = []
+    real = imports._read_in_workers
+    monkeypatch.setattr(
+        imports,
+        "_read_in_workers",
+        lambda *args: read_in_workers.append(args[-1]) or real(*args),
+    )
+    # The test process may run threads of its own; db_worker's main thread runs alone.
+    monkeypatch.setattr(jobs, "_may_fork", lambda: True)
+    stored = []
+    for workers in (0, 2):
+        settings.IMPORT_WORKERS = workers
+        job = _queue(lead, data, set_name=f"with {workers}")
+
+        services.job_run(job_id=job.pk)
+
+        job.refresh_from_db()
+        assert job.status == "succeeded", job.error
+        assert job.result["answers"] == 524
+        stored.append(stored_import_rows(AuditSet.objects.get(name=f"with {workers}")))
+    assert read_in_workers == [2]
+    assert stored[0] == stored[1]
+
+
+def test_an_import_job_forks_matching_processes_only_from_a_lone_main_thread():
+    from_a_thread = []
+    thread = threading.Thread(target=lambda: from_a_thread.append(jobs._may_fork()))
+    thread.start()
+    thread.join()
+
+    assert from_a_thread == [False]
 
 
 @pytest.mark.django_db

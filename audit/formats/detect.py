@@ -132,10 +132,15 @@ class StreamedAnswers(Iterator[AnswerRecord]):
 
     def take(self, record: AnswerRecord, number: int) -> AnswerRecord:
         """Check an answer read from line `number` against the lines before it."""
-        self._checks.take(record, number)
+        self.take_line(record, len(record.claims or ()), number)
+        return record
+
+    def take_line(self, record: native.LineFacts, claims: int, number: int) -> None:
+        """take() of what the checks read of an answer, and the number of claims it
+        gives."""
+        self._checks.take_line(record, claims, number)
         _check_lengths(record, self.filename)
         self._empty = False
-        return record
 
     def finish(self) -> None:
         """Once every line was taken."""
@@ -178,7 +183,7 @@ def _format_of(doc: JsonFile, fmt: str, filename: str) -> str:
     return fmt
 
 
-def _check_lengths(record: AnswerRecord, filename: str) -> None:
+def _check_lengths(record: native.LineFacts, filename: str) -> None:
     """Refuse names too long for their column, including those a format derives.
 
     The formats check the fields they read; this also covers ids and system names they

@@ -6,7 +6,7 @@ The schema is documented on parse() and in NATIVE.md; every line is validated.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from audit.formats.reading import (
     JsonFile,
@@ -117,6 +117,23 @@ def read_answer(value: Any, filename: str, number: int) -> AnswerRecord:
     return _answer(value, Where(filename, f"line {number}"))
 
 
+class LineFacts(Protocol):
+    """What the checks across lines read of an answer (an AnswerRecord has them)."""
+
+    @property
+    def location(self) -> str: ...
+    @property
+    def question_id(self) -> str: ...
+    @property
+    def question(self) -> str: ...
+    @property
+    def answer_id(self) -> str: ...
+    @property
+    def system(self) -> str: ...
+    @property
+    def labels(self) -> tuple[LabelRecord, ...]: ...
+
+
 class LineChecks:
     """What iter_records checks across lines (unique ids, one text per question_id, the
     budget), given each line's answer in file order."""
@@ -129,6 +146,12 @@ class LineChecks:
         self.questions: dict[str, tuple[str, int]] = {}
 
     def take(self, record: AnswerRecord, number: int) -> AnswerRecord:
+        self.take_line(record, len(record.claims or ()), number)
+        return record
+
+    def take_line(self, record: LineFacts, claims: int, number: int) -> None:
+        """take() of what the checks read of an answer (the import's worker processes send
+        these, not the record) and the number of claims it gives."""
         where = Where(self.filename, record.location)
         if record.answer_id:
             if record.answer_id in self.seen_ids:
@@ -155,7 +178,9 @@ class LineChecks:
                 f"question_id {quote(record.question_id)} has a different question "
                 f"on line {known[1]}",
             )
-        return self.budget.take(record)
+        # Budget.take, with the count of claims given.
+        self.budget.add_answer(record.location)
+        self.budget.add_claims(claims, record.location)
 
 
 def _answer(value: Any, where: Where) -> AnswerRecord:

@@ -23,7 +23,7 @@ from django.db.models import Count, F
 
 from audit import selectors
 from audit.answer_flags import CitationChecks, no_citation_verifies
-from audit.metrics import release_flags
+from audit.metrics import ReleaseFlags, release_flags
 from audit.models import (
     Answer,
     Assignment,
@@ -233,24 +233,37 @@ class NewClaims:
     def __init__(self, *, audit_set_id: int) -> None:
         self.audit_set_id = audit_set_id
         self.moved: Counter[Key] = Counter()
+        self._flags: dict[tuple, ReleaseFlags] = {}
 
     def add(self, claims: Sequence[NewClaim]) -> None:
         facts = []
         checks: dict[int, list[CitationChecks]] = defaultdict(list)
+        known = self._flags
         for claim in claims:
-            label = claim_label(
-                claim_id=claim.claim_id,
-                answer_id=claim.answer_id,
-                system=claim.system,
-                citations=sorted(claim.citations),
-                cited_unknown=claim.cited_unknown,
-                ungrounded=claim.ungrounded,
-                topics=claim.topics,
-                uncited=claim.uncited,
-                answers_question=False,
+            # release_flags reads none of the label's ids: claims with the same values
+            # share their flags, and an import's claims have few combinations.
+            key = (
+                claim.citations,
+                claim.cited_unknown,
+                claim.ungrounded,
+                claim.topics,
+                claim.uncited,
             )
-            flags = release_flags(label)
-            self.moved[(label.system, flags)] += 1
+            flags = known.get(key)
+            if flags is None:
+                label = claim_label(
+                    claim_id=claim.claim_id,
+                    answer_id=claim.answer_id,
+                    system=claim.system,
+                    citations=sorted(claim.citations),
+                    cited_unknown=claim.cited_unknown,
+                    ungrounded=claim.ungrounded,
+                    topics=claim.topics,
+                    uncited=claim.uncited,
+                    answers_question=False,
+                )
+                flags = known[key] = release_flags(label)
+            self.moved[(claim.system, flags)] += 1
             facts.append(new_fact_row(self.audit_set_id, claim.claim_id, claim.system, flags))
             checks[claim.answer_id].append(
                 CitationChecks(

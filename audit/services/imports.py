@@ -23,8 +23,9 @@ from audit.formats import AnswerRecord, FormatError, ParsedFile
 from audit.formats.citeaudit import FORMAT as CITEAUDIT
 from audit.formats.detect import StreamedAnswers
 from audit.import_plan import (
-    PlannedAnswer,
+    AnswerRows,
     answer_content_hash,
+    answer_rows,
     plan_answers,
     plan_answers_in_worker,
     read_lines_in_worker,
@@ -41,7 +42,7 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
-from audit.selectors.release import answer_topics, ungrounded_numbers
+from audit.selectors.release import answer_topics
 from audit.services import bulk
 from audit.services.derived import NewClaim, NewClaims, claims_changed
 from audit.services.planner import planner_statistics_refresh
@@ -140,10 +141,9 @@ def answers_import(
                 fresh_chunks = _chunks(_fresh(parsed.records, seen, totals), CHUNK)
                 planned_chunks = _planned(fresh_chunks, workers)
             derived = NewClaims(audit_set_id=audit_set.pk)
-            for chunk, planned in planned_chunks:
+            for chunk in planned_chunks:
                 _import_chunk(
                     chunk,
-                    planned,
                     audit_set=audit_set,
                     batch=batch,
                     filename=filename,
@@ -216,14 +216,19 @@ def _chunks[T](items: Iterable[T], size: int) -> Iterator[list[T]]:
 
 def _planned(
     chunks: Iterator[list[tuple[AnswerRecord, str]]], workers: int
-) -> Iterator[tuple[list[tuple[AnswerRecord, str]], list[PlannedAnswer]]]:
-    """Each chunk with its claims and checks, in order; computed ahead in worker
-    processes when there are any, at most two chunks per worker in flight, so a streamed
-    file is never held whole."""
+) -> Iterator[list[tuple[AnswerRows, str]]]:
+    """Each chunk's answers as rows (claims located or split, and matched) with their
+    content hash, in order; computed ahead in worker processes when there are any, at most
+    two chunks per worker in flight, so a streamed file is never held whole."""
     if workers <= 0:
         cache = PassageCache()
         for chunk in chunks:
-            yield chunk, plan_answers([record for record, _ in chunk], cache)
+            records = [record for record, _ in chunk]
+            plans = plan_answers(records, cache)
+            yield [
+                (answer_rows(record, plan), digest)
+                for (record, digest), plan in zip(chunk, plans, strict=True)
+            ]
         return
     # fork: the workers need no Django set-up and never touch the database connection
     # they inherit; they get plain records and return plain values.
@@ -231,18 +236,19 @@ def _planned(
         pending: collections.deque = collections.deque()
         for chunk in chunks:
             records = [record for record, _ in chunk]
-            pending.append((chunk, pool.apply_async(plan_answers_in_worker, (records,))))
+            digests = [digest for _, digest in chunk]
+            pending.append((digests, pool.apply_async(plan_answers_in_worker, (records,))))
             if len(pending) >= 2 * workers:
-                done, result = pending.popleft()
-                yield done, result.get()
+                digests, result = pending.popleft()
+                yield list(zip(result.get(), digests, strict=True))
         while pending:
-            done, result = pending.popleft()
-            yield done, result.get()
+            digests, result = pending.popleft()
+            yield list(zip(result.get(), digests, strict=True))
 
 
 def _read_in_workers(
     stream: StreamedAnswers, seen: set[str], totals: dict[str, int], workers: int
-) -> Iterator[tuple[list[tuple[AnswerRecord, str]], list[PlannedAnswer]]]:
+) -> Iterator[list[tuple[AnswerRows, str]]]:
     """What _planned yields for a streamed native file, with the lines parsed, hashed and
     planned in worker processes too, so this process only checks them in order and writes.
 
@@ -252,8 +258,7 @@ def _read_in_workers(
     workers. At most two batches of lines per worker are in flight: the file is never held
     whole.
     """
-    chunk: list[tuple[AnswerRecord, str]] = []
-    planned: list[PlannedAnswer] = []
+    chunk: list[tuple[AnswerRows, str]] = []
     with multiprocessing.get_context("fork").Pool(
         workers, initializer=worker_start, initargs=(frozenset(seen),)
     ) as pool:
@@ -265,27 +270,25 @@ def _read_in_workers(
             if not pending:
                 break
             done, error = pending.popleft().get()
-            for read in done:
-                stream.take(read.record, read.number)
-                if read.digest in seen:
+            for number, digest, rows in done:
+                stream.take_line(rows, rows.given_claims, number)
+                if digest in seen:
                     totals["skipped"] += 1
                     continue
-                seen.add(read.digest)
-                chunk.append((read.record, read.digest))
-                planned.append(read.plan)
+                seen.add(digest)
+                chunk.append((rows, digest))
                 if len(chunk) == CHUNK:
-                    yield chunk, planned
-                    chunk, planned = [], []
+                    yield chunk
+                    chunk = []
             if error is not None:
                 raise error
     stream.finish()
     if chunk:
-        yield chunk, planned
+        yield chunk
 
 
 def _import_chunk(
-    chunk: list[tuple[AnswerRecord, str]],
-    planned: list[PlannedAnswer],
+    chunk: list[tuple[AnswerRows, str]],
     *,
     audit_set: AuditSet,
     batch: ImportBatch,
@@ -300,21 +303,21 @@ def _import_chunk(
     model instance is built for them; then the claims' derived rows (`derived`)."""
     # Labels first: a label past the answer's claims refuses the file before this chunk
     # writes anything (the transaction takes back the chunks before it).
-    for (record, _), plan in zip(chunk, planned, strict=True):
-        for i, label in enumerate(record.labels):
-            if not 0 <= label.claim_index < len(plan.claims):
+    for rows, _ in chunk:
+        for i, label in enumerate(rows.labels):
+            if not 0 <= label.claim_index < len(rows.claims):
                 raise FormatError(
                     filename,
-                    record.location,
+                    rows.location,
                     f"labels[{i}].claim",
                     f"claim {label.claim_index} does not exist "
-                    f"(the answer has {len(plan.claims)} claims, numbered from 0)",
+                    f"(the answer has {len(rows.claims)} claims, numbered from 0)",
                 )
 
     new_questions: dict[str, str] = {}
-    for record, _ in chunk:
-        if record.question_id not in questions and record.question_id not in new_questions:
-            new_questions[record.question_id] = record.question
+    for rows, _ in chunk:
+        if rows.question_id not in questions and rows.question_id not in new_questions:
+            new_questions[rows.question_id] = rows.question
     ids = bulk.reserve_ids(Question, len(new_questions))
     bulk.insert_rows(
         Question,
@@ -327,7 +330,112 @@ def _import_chunk(
     questions.update(zip(new_questions, ids, strict=True))
 
     now = timezone.now()
+    created_at = bulk.db_value(Answer, "created_at", now)
+    computed_at = bulk.db_value(ClaimCheck, "computed_at", now)
+    set_id, batch_id = audit_set.pk, batch.pk
     answer_ids = bulk.reserve_ids(Answer, len(chunk))
+    passage_ids = iter(bulk.reserve_ids(Passage, sum(len(rows.passages) for rows, _ in chunk)))
+    claim_ids = iter(bulk.reserve_ids(Claim, sum(len(rows.claims) for rows, _ in chunk)))
+    answer_rows_, passage_rows, claim_rows, link_rows, check_rows = [], [], [], [], []
+    # Per answer, its claims' ids in order, for the labels.
+    answer_claims: list[list[int]] = []
+    new_claims = []
+    not_located = Claim.Location.NOT_LOCATED
+    for answer_id, (rows, digest) in zip(answer_ids, chunk, strict=True):
+        system = rows.system
+        answer_rows_.append(
+            (
+                answer_id,
+                set_id,
+                questions[rows.question_id],
+                batch_id,
+                # No cutting to the column's length: the parsers refuse longer values, and
+                # two ids cut to one prefix would merge two answers.
+                rows.answer_id,
+                system,
+                rows.answer,
+                digest,
+                rows.is_partial,
+                rows.metadata,
+                created_at,
+            )
+        )
+        # Its passages' ids by position - 1.
+        own_passages = []
+        for title, url, text, is_cited in rows.passages:
+            passage_id = next(passage_ids)
+            own_passages.append(passage_id)
+            passage_rows.append(
+                (passage_id, answer_id, len(own_passages), title, url, text, is_cited)
+            )
+        topics = _topics(rows.metadata) if rows.has_topics else frozenset()
+        own = []
+        # import_plan.ClaimRow, field by field.
+        for (
+            order,
+            text,
+            start,
+            end,
+            location,
+            cited_unknown_json,
+            uncited,
+            citations,
+            cited_unknown,
+            matcher_version,
+            label,
+            best_score,
+            highlights,
+            numbers,
+            wrong_citation,
+            ungrounded,
+        ) in rows.claims:
+            claim_id = next(claim_ids)
+            own.append(claim_id)
+            new_claims.append(
+                NewClaim(
+                    claim_id=claim_id,
+                    answer_id=answer_id,
+                    system=system,
+                    citations=citations,
+                    cited_unknown=cited_unknown,
+                    uncited=uncited,
+                    check_label=label,
+                    wrong_citation=wrong_citation is not None,
+                    ungrounded=ungrounded,
+                    topics=topics,
+                )
+            )
+            claim_rows.append(
+                (
+                    claim_id,
+                    answer_id,
+                    order,
+                    text,
+                    start,
+                    end,
+                    location,
+                    cited_unknown_json,
+                    uncited,
+                )
+            )
+            link_rows.extend((claim_id, own_passages[n - 1]) for n in citations)
+            check_rows.append(
+                (
+                    claim_id,
+                    matcher_version,
+                    label,
+                    best_score,
+                    highlights,
+                    numbers,
+                    wrong_citation,
+                    computed_at,
+                )
+            )
+            totals["uncited"] += uncited
+            totals["unknown"] += len(cited_unknown)
+            totals["lost"] += location == not_located
+        totals["claims"] += len(own)
+        answer_claims.append(own)
     bulk.insert_rows(
         Answer,
         (
@@ -343,115 +451,11 @@ def _import_chunk(
             "metadata",
             "created_at",
         ),
-        [
-            (
-                answer_id,
-                audit_set.pk,
-                questions[record.question_id],
-                batch.pk,
-                # No cutting to the column's length: the parsers refuse longer values, and
-                # two ids cut to one prefix would merge two answers.
-                record.answer_id,
-                record.system,
-                record.answer,
-                digest,
-                any(c.cited_unknown for c in plan.claims),
-                _json(record.metadata),
-                bulk.db_value(Answer, "created_at", now),
-            )
-            for answer_id, (record, digest), plan in zip(answer_ids, chunk, planned, strict=True)
-        ],
+        answer_rows_,
     )
-
-    passage_ids = bulk.reserve_ids(Passage, sum(len(record.passages) for record, _ in chunk))
-    passage_rows = []
-    # Per answer, its passages' ids by position - 1.
-    answer_passages: list[list[int]] = []
-    next_id = iter(passage_ids)
-    for answer_id, (record, _), plan in zip(answer_ids, chunk, planned, strict=True):
-        cited = {n for c in plan.claims for n in c.citations}
-        own = []
-        for position, source in enumerate(record.passages, start=1):
-            passage_id = next(next_id)
-            own.append(passage_id)
-            passage_rows.append(
-                (
-                    passage_id,
-                    answer_id,
-                    position,
-                    source.title,
-                    source.url,
-                    source.text,
-                    position in cited,
-                )
-            )
-        answer_passages.append(own)
     bulk.insert_rows(
         Passage, ("id", "answer_id", "position", "title", "url", "text", "is_cited"), passage_rows
     )
-
-    claim_ids = bulk.reserve_ids(Claim, sum(len(plan.claims) for plan in planned))
-    claim_rows = []
-    link_rows = []
-    check_rows = []
-    computed_at = bulk.db_value(ClaimCheck, "computed_at", now)
-    next_claim = iter(claim_ids)
-    # Per answer, its claims' ids in order, for the labels.
-    answer_claims: list[list[int]] = []
-    new_claims = []
-    for answer_id, own_passages, plan, (record, _) in zip(
-        answer_ids, answer_passages, planned, chunk, strict=True
-    ):
-        own = []
-        topics = _topics(record.metadata)
-        for claim, check in zip(plan.claims, plan.checks, strict=True):
-            claim_id = next(next_claim)
-            own.append(claim_id)
-            new_claims.append(
-                NewClaim(
-                    claim_id=claim_id,
-                    answer_id=answer_id,
-                    system=record.system,
-                    citations=claim.citations,
-                    cited_unknown=claim.cited_unknown,
-                    uncited=claim.uncited,
-                    check_label=check.label,
-                    wrong_citation=check.wrong_citation is not None,
-                    ungrounded=ungrounded_numbers(check.numbers),
-                    topics=topics,
-                )
-            )
-            claim_rows.append(
-                (
-                    claim_id,
-                    answer_id,
-                    claim.order,
-                    claim.text,
-                    claim.start,
-                    claim.end,
-                    claim.location,
-                    _json(list(claim.cited_unknown)),
-                    claim.uncited,
-                )
-            )
-            link_rows.extend((claim_id, own_passages[n - 1]) for n in claim.citations)
-            check_rows.append(
-                (
-                    claim_id,
-                    check.matcher_version,
-                    check.label,
-                    check.best_score,
-                    _json(check.highlights),
-                    _json(check.numbers),
-                    None if check.wrong_citation is None else _json(check.wrong_citation),
-                    computed_at,
-                )
-            )
-            totals["claims"] += 1
-            totals["uncited"] += claim.uncited
-            totals["unknown"] += len(claim.cited_unknown)
-            totals["lost"] += claim.location == Claim.Location.NOT_LOCATED
-        answer_claims.append(own)
     bulk.insert_rows(
         Claim,
         (
@@ -498,8 +502,8 @@ def _import_chunk(
     )
 
     labels = []
-    for (record, _), own in zip(chunk, answer_claims, strict=True):
-        for label in record.labels:
+    for (rows, _), own in zip(chunk, answer_claims, strict=True):
+        for label in rows.labels:
             rater = raters.get(label.rater)
             if rater is None:
                 rater, _ = Rater.objects.get_or_create(name=label.rater)
@@ -520,15 +524,7 @@ def _import_chunk(
     totals["answers"] += len(chunk)
 
 
-def _topics(metadata: dict) -> frozenset[str]:
-    """The topics stored metadata gives (answer_topics of the JSON as read back: a format
-    may have built the metadata with tuples)."""
-    if "topics" not in metadata:
-        return frozenset()
-    return answer_topics(json.loads(_json(metadata)))
-
-
-def _json(value: object) -> str:
-    # What JSONField stores on SQLite (json.dumps with its defaults); PostgreSQL reads the
-    # same text into jsonb.
-    return json.dumps(value)
+def _topics(metadata: str) -> frozenset[str]:
+    """The topics of stored metadata (answer_topics of the JSON as read back: a format may
+    have built the metadata with tuples)."""
+    return answer_topics(json.loads(metadata))

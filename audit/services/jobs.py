@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -313,11 +314,18 @@ def _import_run(job: Job) -> dict:
             sha256=check.sha256,
             user=job.created_by,
             progress=_reporter(job, total),
-            # A worker runs one job at a time in its main thread, so it may fork matching
-            # processes as the command line does (a web server's threads may not).
-            workers=settings.IMPORT_WORKERS,
+            workers=settings.IMPORT_WORKERS if _may_fork() else 0,
         )
     return {"audit_set": audit_set.pk, **asdict(summary)}
+
+
+def _may_fork() -> bool:
+    """Whether this job may fork matching processes as the command line does: only from
+    a process whose one thread runs it. `manage.py db_worker` runs one job at a time in
+    its main thread; under --reload (DEBUG's default) it runs in a thread beside the
+    reloader's, and a web server's threads may not fork either: a forked child gets a
+    copy of any lock another thread held, never released."""
+    return threading.current_thread() is threading.main_thread() and threading.active_count() == 1
 
 
 def _judge_run(job: Job) -> dict:
