@@ -1,5 +1,5 @@
-"""API benchmark: the claims list at 100k claims (first page, a page deep in the set, a
-status and a label filter) and pulling all gold of the set as JSON Lines, through the API
+"""API benchmark: the claims list at 100k claims (first page, a page deep in the set, the
+status, system and label filters) and pulling all gold of the set as JSON Lines, through the API
 with a lead's token, in this process (server time, no network). Run by hand, never in CI:
 
     .venv/bin/python bench/bench_api.py [--answers 20000] [--requests 40] [--reuse FOLDER]
@@ -81,7 +81,16 @@ def run(args: argparse.Namespace) -> None:
         "page at the middle (cursor)": {"cursor": encode_cursor(ids[len(ids) // 2])},
         "last page (cursor)": {"cursor": encode_cursor(ids[-30])},
         "status=adjudicated": {"status": "adjudicated"},
+        # A status and a label no claim of the built set has: a filter that matches
+        # nothing must not read the whole set either.
+        "status=in_review (none)": {"status": "in_review"},
+        "system=bench": {"system": "bench"},
         "label=verified": {"label": "verified"},
+        "label=unknown (none)": {"label": "unknown"},
+        "label=verified, cursor": {
+            "label": "verified",
+            "cursor": encode_cursor(ids[len(ids) // 2]),
+        },
         "limit=500": {"limit": 500},
     }
     print(f"claims list ({_now()}), {args.requests} requests after 2 untimed:")
