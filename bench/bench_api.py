@@ -121,6 +121,7 @@ def run(args: argparse.Namespace) -> None:
 
 def import_side_by_side(n_answers: int, folder: str) -> None:
     import json
+    import resource
     import subprocess
 
     from django.contrib.auth.models import Group, User
@@ -145,6 +146,7 @@ def import_side_by_side(n_answers: int, folder: str) -> None:
         response = client.post("/api/v1/imports", {"file": handle, "new_set_name": "api-import"})
     assert response.status_code == 202, response.content[:300]
     job_id = response.json()["id"]
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     worker = subprocess.run(
         [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay"],
         cwd=ROOT,
@@ -153,14 +155,23 @@ def import_side_by_side(n_answers: int, folder: str) -> None:
         env={**os.environ, "DJANGO_DEBUG": "0"},
     )
     api_seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU of the worker process: on a shared machine, throughput is read off it.
+    worker_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
     job = client.get(f"/api/v1/jobs/{job_id}").json()
     assert job["status"] == "succeeded", (job, worker.stderr[-2000:])
     claims = Claim.objects.filter(answer__audit_set__name="api-import").count()
-    print(f"  API job: {api_seconds:.1f} s, {claims / api_seconds:.0f} claims/s ({claims} claims)")
+    print(
+        f"  API job: {api_seconds:.1f} s, {claims / api_seconds:.0f} claims/s ({claims} claims); "
+        f"worker CPU {worker_cpu:.1f} s, {claims / worker_cpu:.0f} claims per CPU second"
+    )
     assert Job.objects.filter(pk=job_id, status="succeeded").exists()
-    took, rss, _kids, _cpu, _own, _out = _run_cli(path, "cli-import", None)
+    took, rss, _kids, cpu, _own, _out = _run_cli(path, "cli-import", None)
     claims = Claim.objects.filter(answer__audit_set__name="cli-import").count()
-    print(f"  CLI:     {took:.1f} s, {claims / took:.0f} claims/s ({claims} claims), {rss:.0f} MB")
+    print(
+        f"  CLI:     {took:.1f} s, {claims / took:.0f} claims/s ({claims} claims), {rss:.0f} MB; "
+        f"CPU {cpu:.1f} s, {claims / cpu:.0f} claims per CPU second ({_now()})"
+    )
 
 
 def main() -> None:
