@@ -124,20 +124,21 @@ def import_side_by_side(n_answers: int, folder: str) -> None:
     import resource
     import subprocess
 
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client
 
     from audit import services
+    from audit.management.workspaces import grant
     from audit.models import Claim, Job
-    from audit.roles import LEAD
 
     call_command("migrate", verbosity=0)
     path = Path(folder) / "alce.json"
     path.write_text(json.dumps(make_alce(n_answers)))
     lead, _ = User.objects.get_or_create(username="import-lead")
-    lead.groups.add(Group.objects.get_or_create(name=LEAD)[0])
+    # A lead of the default workspace, where the import's new set is made.
+    grant(lead, "lead")
     _token, text = services.token_create(user=lead, name="bench", scope="write")
     client = Client(SERVER_NAME="localhost", HTTP_AUTHORIZATION=f"Bearer {text}")
     print(f"import of {n_answers} answers ({_now()}) on {connection.vendor}", flush=True)

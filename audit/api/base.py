@@ -120,7 +120,10 @@ def cursor_page(
     claim's check's claim_id, after its label)."""
     walk = getattr(queryset, "walk", "pk")
     if cursor:
-        queryset = queryset.filter(**{f"{walk}__gt": decode_cursor(cursor)})
+        after = decode_cursor(cursor)
+        # Both: PostgreSQL does not carry a bound across the join's equality, and without
+        # it merge-joined the claims from the first one (90 ms at 100k claims).
+        queryset = queryset.filter(**{"pk__gt": after, f"{walk}__gt": after})
     rows = list(queryset.order_by(walk)[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
