@@ -20,7 +20,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from audit import selectors, services
-from audit.models import AuditSet, Claim, Webhook, WebhookDelivery
+from audit.models import Answer, AuditSet, Claim, Webhook, WebhookDelivery
 from audit.services.webhooks import webhook_deliver
 from tests.conftest import api_client, run_queued_jobs
 from tests.factories import claim_at, default_workspace, submit_sheet
@@ -425,34 +425,57 @@ def test_a_reopened_sheet_that_changes_a_decision_is_sent_once(
     ]
 
 
+def _imported(audit_set, lead, answer: str, question: str, capture) -> str | None:
+    """One answer of system v1 imported as a job; the system's decision after it."""
+    passage = {"title": "Warranty", "url": "https://example.com/w", "text": "It lasts 2 years."}
+    line = native_line(question_id=question, system="v1", answer=answer, passages=[passage])
+    services.job_import_create(
+        upload=SimpleUploadedFile(f"{question}.jsonl", jsonl(line)),
+        audit_set=audit_set,
+        new_set_name="",
+        fmt="auto",
+        user=lead,
+    )
+    with capture(execute=True):
+        run_queued_jobs()
+    return selectors.release_outcomes(audit_set_id=audit_set.pk).get("v1")
+
+
 def test_imports_that_change_a_decision_are_sent_once_each(
     lead, audit_set, receiver, django_capture_on_commit_callbacks
 ):
     services.criteria_update(audit_set=audit_set, criteria=[{"kind": "numbers_grounded"}], by=lead)
     _hook(audit_set, receiver, "decision.changed")
-
-    def imported(answer: str, question: str) -> str | None:
-        passage = {"title": "Warranty", "url": "https://example.com/w", "text": "It lasts 2 years."}
-        line = native_line(question_id=question, system="v1", answer=answer, passages=[passage])
-        services.job_import_create(
-            upload=SimpleUploadedFile(f"{question}.jsonl", jsonl(line)),
-            audit_set=audit_set,
-            new_set_name="",
-            fmt="auto",
-            user=lead,
-        )
-        with django_capture_on_commit_callbacks(execute=True):
-            run_queued_jobs()
-        return selectors.release_outcomes(audit_set_id=audit_set.pk).get("v1")
+    capture = django_capture_on_commit_callbacks
 
     # The system's first answer gives it a decision; a number its cited passage does not
     # give turns it; a second grounded answer leaves it as it is.
-    assert imported("The warranty lasts 2 years [1].", "q1") == "provisional-pass"
+    assert _imported(audit_set, lead, "It lasts 2 years [1].", "q1", capture) == "provisional-pass"
     assert _decisions_sent(receiver) == [("v1", None, "provisional-pass", [])]
-    assert imported("The warranty lasts 7 years [1].", "q2") == "provisional-fail"
+    assert _imported(audit_set, lead, "It lasts 7 years [1].", "q2", capture) == "provisional-fail"
     assert _decisions_sent(receiver) == [("v1", "provisional-pass", "provisional-fail", [])]
-    assert imported("The warranty lasts 2 years [1].", "q3") == "provisional-fail"
+    assert _imported(audit_set, lead, "It lasts 2 years [1].", "q3", capture) == "provisional-fail"
     assert _decisions_sent(receiver) == []
+
+
+def test_an_answer_deleted_in_the_admin_that_changes_a_decision_is_sent_once(
+    lead, audit_set, receiver, admin_client, django_capture_on_commit_callbacks
+):
+    services.criteria_update(audit_set=audit_set, criteria=[{"kind": "numbers_grounded"}], by=lead)
+    capture = django_capture_on_commit_callbacks
+    _imported(audit_set, lead, "It lasts 2 years [1].", "q1", capture)
+    assert _imported(audit_set, lead, "It lasts 7 years [1].", "q2", capture) == "provisional-fail"
+    _hook(audit_set, receiver, "decision.changed")
+    wrong = Answer.objects.get(audit_set=audit_set, question__external_id="q2")
+    claims = sorted(wrong.claims.values_list("pk", flat=True))
+
+    with capture(execute=True):
+        response = admin_client.post(
+            reverse("admin:audit_answer_delete", args=[wrong.pk]), {"post": "yes"}
+        )
+
+    assert response.status_code == 302
+    assert _decisions_sent(receiver) == [("v1", "provisional-fail", "provisional-pass", claims)]
 
 
 def test_a_finished_import_job_is_sent(
