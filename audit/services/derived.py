@@ -140,7 +140,7 @@ def decisions_watched(*, audit_set_id: int, claim_ids: Iterable[int] = ()) -> It
                     "system": system,
                     "before": before.get(system),
                     "after": after.get(system),
-                    # The claims whose change moved it (none for a criteria edit); a long
+                    # The claims whose change moved it (none for criteria or an import); a long
                     # list is cut, not sent whole.
                     "claims": claims[:100],
                 },
