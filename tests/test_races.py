@@ -419,3 +419,22 @@ def test_two_leads_settling_one_flag_at_once_leave_one_of_the_two_settlements():
         # Status, settler and time are one write: never one lead's status with the other's name.
         assert (flag.status, flag.settled_by) in {("resolved", lead), ("dismissed", other_lead)}
         assert flag.settled_at is not None
+
+
+def test_one_flag_sent_from_two_tabs_at_once_is_raised_once():
+    (lead,) = _people("lead", role=roles.LEAD)
+    (reviewer,) = _people("rev")
+    _, claims = _opened([reviewer], lead=lead, overlap=1)
+    client = _client(reviewer, reverse("audit:review-claim", args=[claims[0].pk]))
+
+    for claim in claims:
+        raise_flag = reverse("audit:flag-raise", args=[claim.pk])
+        statuses = _at_once(
+            *(
+                partial(tab.post, raise_flag, {"flag_comment": "Is a forecast a claim?"})
+                for tab in (client, _tab_of(client))
+            )
+        )
+
+        assert 500 not in statuses and len(set(statuses)) == 1
+        assert GuidelineFlag.objects.filter(claim=claim, raised_by=reviewer).count() == 1
