@@ -300,6 +300,9 @@ class Claim(models.Model):
             models.Index(fields=QUEUE_ORDER, name="claim_queue_idx"),
             # The claims table filtered by status (a rare one included), in queue order.
             models.Index(fields=["review_status", *QUEUE_ORDER], name="claim_status_queue_idx"),
+            # The API's claims list filtered by status, in key order: a rare status is a
+            # short walk of its own claims, not of the whole set.
+            models.Index(fields=["review_status", "id"], name="claim_status_id_idx"),
         ]
 
     def __str__(self) -> str:
@@ -331,8 +334,10 @@ class ClaimCheck(models.Model):
 
     class Meta:
         indexes = [
-            # The label-distribution page counts labels per set.
-            models.Index(fields=["label"], name="claimcheck_label_idx"),
+            # The label-distribution page counts labels per set; the API's claims list
+            # filtered by label walks a label's claims in key order (claim_id included for
+            # that, so a rare label is a short walk and no page sorts the set).
+            models.Index(fields=["label", "claim"], name="claimcheck_label_claim_idx"),
         ]
 
     def __str__(self) -> str:

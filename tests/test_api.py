@@ -295,6 +295,42 @@ def test_claims_filter_by_system_status_and_label(opened, lead, reviewer_a, revi
     )
 
 
+def test_filtered_claims_page_in_key_order_past_another_sets_claims(
+    opened, lead, reviewer_a, reviewer_b
+):
+    # Another set's claims between two runs of this one: every walk must step over them.
+    other = AuditSet.objects.create(workspace=opened.workspace, name="Other")
+    import_file(other, HANDMADE)
+    second_run = HANDMADE.read_text().replace('"answer_id": "hm-', '"answer_id": "run2-hm-')
+    path = FIXTURES.parent / "var" / "api-test-run2.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(second_run)
+    try:
+        import_file(opened, path)
+    finally:
+        path.unlink()
+    claims = Claim.objects.filter(answer__audit_set=opened).order_by("pk")
+    gold_by_agreement(
+        [reviewer_a, reviewer_b], claims.get(answer__external_id="hm-1-a", order=0, parent=None)
+    )
+    client = api_client(lead)
+    url = f"/api/v1/sets/{opened.pk}/claims"
+
+    def ids(**query) -> list[int]:
+        return [c["id"] for c in _walk(client, url, limit=2, **query)]
+
+    for label in ("verified", "likely", "unknown"):
+        expected = list(claims.filter(machine_check__label=label).values_list("pk", flat=True))
+        assert ids(label=label) == expected
+    for status in ("adjudicated", "unassigned", "in_review"):
+        expected = list(claims.filter(review_status=status).values_list("pk", flat=True))
+        assert ids(status=status) == expected
+    v1 = claims.filter(answer__system="handmade v1", machine_check__label="verified")
+    assert ids(system="handmade v1", label="verified") == list(v1.values_list("pk", flat=True))
+    assert ids() == list(claims.values_list("pk", flat=True))
+    assert claims.count() < Claim.objects.count()
+
+
 def test_a_cursor_past_every_row_is_an_empty_last_page(opened, lead):
     huge = encode_cursor(10**30)
     page = _json(api_client(lead).get(f"/api/v1/sets/{opened.pk}/claims", {"cursor": huge}))

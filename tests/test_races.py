@@ -20,10 +20,14 @@ from audit.metrics import release_flags
 from audit.models import (
     Adjudication,
     AuditSheet,
+    ClaimComment,
+    GuidelineFlag,
     Membership,
     ReleaseFact,
     ReleaseTally,
     ReviewerTally,
+    Webhook,
+    WebhookDelivery,
     Workspace,
 )
 from audit.services.release import release_tallies_rebuild
@@ -323,3 +327,114 @@ def test_two_owners_deactivating_each_other_at_once_leave_exactly_one_owner():
         assert 302 in statuses and set(statuses) <= {302, 403, 404}
         owners = Membership.objects.filter(workspace=workspace, role="owner", is_active=True)
         assert owners.filter(pk__in=[m.pk for m in members]).count() == 1
+
+
+def test_one_token_revoked_in_two_tabs_at_once_is_revoked_once():
+    (owner,) = _people("owner", role=roles.LEAD)
+    client = _client(owner, reverse("audit:token-list"))
+    for round_ in range(ROUNDS):
+        token, text = services.token_create(user=owner, name=f"ci {round_}", scope="read")
+        revoke = reverse("audit:token-revoke", args=[token.pk])
+
+        statuses = _at_once(*(partial(tab.post, revoke) for tab in (client, _tab_of(client))))
+
+        token.refresh_from_db()
+        first = token.revoked_at
+        assert statuses == [302, 302]
+        assert first is not None
+        # A third click changes nothing: the token keeps the time it was revoked at.
+        assert client.post(revoke).status_code == 302
+        token.refresh_from_db()
+        assert token.revoked_at == first
+        assert Client().get("/api/v1/sets", HTTP_AUTHORIZATION=f"Bearer {text}").status_code == 401
+
+
+def test_two_leads_deleting_one_webhook_at_once_remove_it_and_its_log():
+    lead, other_lead = _people("lead", "lead2", role=roles.LEAD)
+    audit_set = AuditSetFactory()
+    page = reverse("audit:set-webhooks", args=[audit_set.pk])
+    clients = [_client(lead, page), _client(other_lead, page)]
+    for round_ in range(ROUNDS):
+        hook = Webhook.objects.create(
+            audit_set=audit_set,
+            url=f"https://example.org/hook/{round_}",
+            secret="s3cret",
+            events=["set.reviewed"],
+        )
+        WebhookDelivery.objects.create(webhook=hook, event="set.reviewed", body="{}")
+        delete = reverse("audit:webhook-delete", args=[hook.pk])
+
+        statuses = _at_once(*(partial(client.post, delete) for client in clients))
+
+        # Each is done, or finds the webhook gone already.
+        assert 302 in statuses and set(statuses) <= {302, 404}
+        assert not Webhook.objects.filter(pk=hook.pk).exists()
+        assert not WebhookDelivery.objects.filter(webhook_id=hook.pk).exists()
+
+
+def _flagged(audit_set, claims, reviewer) -> list[GuidelineFlag]:
+    return [
+        services.guideline_flag_raise(claim=claim, user=reviewer, comment=f"Unclear: {n}")
+        for n, claim in enumerate(claims)
+    ]
+
+
+def test_two_leads_opening_one_flag_as_a_thread_at_once_open_one_thread():
+    lead, other_lead = _people("lead", "lead2", role=roles.LEAD)
+    (reviewer,) = _people("rev")
+    audit_set, claims = _opened([reviewer], lead=lead, overlap=1)
+    flags = _flagged(audit_set, claims, reviewer)
+    page = reverse("audit:set-progress", args=[audit_set.pk])
+    clients = [_client(lead, page), _client(other_lead, page)]
+    settle = reverse("audit:flag-settle", args=[audit_set.pk])
+
+    for flag in flags:
+        statuses = _at_once(
+            *(partial(c.post, settle, {"flag": flag.pk, "action": "discuss"}) for c in clients)
+        )
+
+        assert statuses == [302, 302]
+        assert ClaimComment.objects.filter(from_flag=flag).count() == 1
+
+
+def test_two_leads_settling_one_flag_at_once_leave_one_of_the_two_settlements():
+    lead, other_lead = _people("lead", "lead2", role=roles.LEAD)
+    (reviewer,) = _people("rev")
+    audit_set, claims = _opened([reviewer], lead=lead, overlap=1)
+    flags = _flagged(audit_set, claims, reviewer)
+    page = reverse("audit:set-progress", args=[audit_set.pk])
+    settlers = [
+        (lead, "resolve", _client(lead, page)),
+        (other_lead, "dismiss", _client(other_lead, page)),
+    ]
+    settle = reverse("audit:flag-settle", args=[audit_set.pk])
+
+    for flag in flags:
+        statuses = _at_once(
+            *(partial(c.post, settle, {"flag": flag.pk, "action": a}) for _, a, c in settlers)
+        )
+
+        flag.refresh_from_db()
+        assert statuses == [302, 302]
+        # Status, settler and time are one write: never one lead's status with the other's name.
+        assert (flag.status, flag.settled_by) in {("resolved", lead), ("dismissed", other_lead)}
+        assert flag.settled_at is not None
+
+
+def test_one_flag_sent_from_two_tabs_at_once_is_raised_once():
+    (lead,) = _people("lead", role=roles.LEAD)
+    (reviewer,) = _people("rev")
+    _, claims = _opened([reviewer], lead=lead, overlap=1)
+    client = _client(reviewer, reverse("audit:review-claim", args=[claims[0].pk]))
+
+    for claim in claims:
+        raise_flag = reverse("audit:flag-raise", args=[claim.pk])
+        statuses = _at_once(
+            *(
+                partial(tab.post, raise_flag, {"flag_comment": "Is a forecast a claim?"})
+                for tab in (client, _tab_of(client))
+            )
+        )
+
+        assert 500 not in statuses and len(set(statuses)) == 1
+        assert GuidelineFlag.objects.filter(claim=claim, raised_by=reviewer).count() == 1

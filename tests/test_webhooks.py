@@ -19,10 +19,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from audit import services
-from audit.models import AuditSet, Claim, Webhook, WebhookDelivery
+from audit import selectors, services
+from audit.models import Answer, AuditSet, Claim, Webhook, WebhookDelivery
 from audit.services.webhooks import webhook_deliver
-from tests.conftest import run_queued_jobs
+from tests.conftest import api_client, run_queued_jobs
 from tests.factories import claim_at, default_workspace, submit_sheet
 from tests.formats.helpers import jsonl, native_line
 
@@ -342,6 +342,140 @@ def test_a_decision_that_changes_is_sent_with_before_and_after(
             claim=claim, lead=lead, version=0, take=sheet.pk, reason="reviewer_error"
         )
     ) == [(*changed, "provisional-pass", "provisional-fail", [claim.pk])]
+
+
+def _decisions_sent(receiver: Receiver) -> list[tuple]:
+    """Deliver what is pending to the local server; the decision changes it was sent."""
+    _deliver_pending()
+    sent = [
+        (b["system"], b["before"], b["after"], b["claims"])
+        for b in receiver.bodies()
+        if b["event"] == "decision.changed"
+    ]
+    receiver.received.clear()
+    return sent
+
+
+def test_a_criteria_edit_that_changes_a_decision_is_sent_once(
+    lead, opened, reviewer_a, receiver, django_capture_on_commit_callbacks
+):
+    services.criteria_update(audit_set=opened, criteria=[{"kind": "no_contradicted"}], by=lead)
+    submit_sheet(reviewer_a, claim_at("hm-2-a", 0), "contradicted")
+    _hook(opened, receiver, "decision.changed")
+    client = api_client(lead)
+
+    def patch(criteria: list[dict]) -> None:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.patch(
+                f"/api/v1/sets/{opened.pk}/settings",
+                {"criteria": criteria},
+                content_type="application/json",
+            )
+        assert response.status_code == 200, response.content
+
+    # The contradicted sheet fails "no contradicted"; no claim moved the decision.
+    patch([{"kind": "max_wrong_citations", "limit": 3}])
+    assert _decisions_sent(receiver) == [
+        ("handmade v1", "provisional-fail", "provisional-pass", [])
+    ]
+    # Another criterion that passes as well: the decision stays, nothing is sent.
+    patch(
+        [{"kind": "max_wrong_citations", "limit": 3}, {"kind": "min_supported_share", "percent": 0}]
+    )
+    assert _decisions_sent(receiver) == []
+    patch([{"kind": "no_contradicted"}])
+    assert _decisions_sent(receiver) == [
+        ("handmade v1", "provisional-pass", "provisional-fail", [])
+    ]
+
+
+def test_settings_and_criteria_changed_in_one_request_send_one_change(
+    lead, opened, reviewer_a, receiver, django_capture_on_commit_callbacks
+):
+    services.criteria_update(audit_set=opened, criteria=[{"kind": "no_contradicted"}], by=lead)
+    submit_sheet(reviewer_a, claim_at("hm-2-a", 0), "contradicted")
+    _hook(opened, receiver, "decision.changed")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client(lead).patch(
+            f"/api/v1/sets/{opened.pk}/settings",
+            {"criteria": [{"kind": "max_wrong_citations", "limit": 3}], "auto_gold": False},
+            content_type="application/json",
+        )
+
+    assert response.status_code == 200, response.content
+    assert _decisions_sent(receiver) == [
+        ("handmade v1", "provisional-fail", "provisional-pass", [])
+    ]
+
+
+def test_a_reopened_sheet_that_changes_a_decision_is_sent_once(
+    lead, opened, reviewer_a, receiver, django_capture_on_commit_callbacks
+):
+    services.criteria_update(audit_set=opened, criteria=[{"kind": "no_contradicted"}], by=lead)
+    claim = claim_at("hm-2-a", 0)
+    sheet = submit_sheet(reviewer_a, claim, "contradicted")
+    _hook(opened, receiver, "decision.changed")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.sheet_reopen(sheet=sheet, user=reviewer_a)
+
+    assert _decisions_sent(receiver) == [
+        ("handmade v1", "provisional-fail", "provisional-pass", [claim.pk])
+    ]
+
+
+def _imported(audit_set, lead, answer: str, question: str, capture) -> str | None:
+    """One answer of system v1 imported as a job; the system's decision after it."""
+    passage = {"title": "Warranty", "url": "https://example.com/w", "text": "It lasts 2 years."}
+    line = native_line(question_id=question, system="v1", answer=answer, passages=[passage])
+    services.job_import_create(
+        upload=SimpleUploadedFile(f"{question}.jsonl", jsonl(line)),
+        audit_set=audit_set,
+        new_set_name="",
+        fmt="auto",
+        user=lead,
+    )
+    with capture(execute=True):
+        run_queued_jobs()
+    return selectors.release_outcomes(audit_set_id=audit_set.pk).get("v1")
+
+
+def test_imports_that_change_a_decision_are_sent_once_each(
+    lead, audit_set, receiver, django_capture_on_commit_callbacks
+):
+    services.criteria_update(audit_set=audit_set, criteria=[{"kind": "numbers_grounded"}], by=lead)
+    _hook(audit_set, receiver, "decision.changed")
+    capture = django_capture_on_commit_callbacks
+
+    # The system's first answer gives it a decision; a number its cited passage does not
+    # give turns it; a second grounded answer leaves it as it is.
+    assert _imported(audit_set, lead, "It lasts 2 years [1].", "q1", capture) == "provisional-pass"
+    assert _decisions_sent(receiver) == [("v1", None, "provisional-pass", [])]
+    assert _imported(audit_set, lead, "It lasts 7 years [1].", "q2", capture) == "provisional-fail"
+    assert _decisions_sent(receiver) == [("v1", "provisional-pass", "provisional-fail", [])]
+    assert _imported(audit_set, lead, "It lasts 2 years [1].", "q3", capture) == "provisional-fail"
+    assert _decisions_sent(receiver) == []
+
+
+def test_an_answer_deleted_in_the_admin_that_changes_a_decision_is_sent_once(
+    lead, audit_set, receiver, admin_client, django_capture_on_commit_callbacks
+):
+    services.criteria_update(audit_set=audit_set, criteria=[{"kind": "numbers_grounded"}], by=lead)
+    capture = django_capture_on_commit_callbacks
+    _imported(audit_set, lead, "It lasts 2 years [1].", "q1", capture)
+    assert _imported(audit_set, lead, "It lasts 7 years [1].", "q2", capture) == "provisional-fail"
+    _hook(audit_set, receiver, "decision.changed")
+    wrong = Answer.objects.get(audit_set=audit_set, question__external_id="q2")
+    claims = sorted(wrong.claims.values_list("pk", flat=True))
+
+    with capture(execute=True):
+        response = admin_client.post(
+            reverse("admin:audit_answer_delete", args=[wrong.pk]), {"post": "yes"}
+        )
+
+    assert response.status_code == 302
+    assert _decisions_sent(receiver) == [("v1", "provisional-fail", "provisional-pass", claims)]
 
 
 def test_a_finished_import_job_is_sent(

@@ -115,10 +115,16 @@ def cursor_page(
     queryset: QuerySet, *, cursor: str | None, limit: int, row: Callable[[Any], dict]
 ) -> dict:
     """A page of `queryset` in primary-key order after the cursor's key. New rows get higher
-    keys, so paging through while others insert neither repeats nor skips a row."""
+    keys, so paging through while others insert neither repeats nor skips a row. A queryset
+    may name as `walk` a column equal to its key that an index holds in that order (a
+    claim's check's claim_id, after its label)."""
+    walk = getattr(queryset, "walk", "pk")
     if cursor:
-        queryset = queryset.filter(pk__gt=decode_cursor(cursor))
-    rows = list(queryset.order_by("pk")[: limit + 1])
+        after = decode_cursor(cursor)
+        # Both: PostgreSQL does not carry a bound across the join's equality, and without
+        # it merge-joined the claims from the first one (90 ms at 100k claims).
+        queryset = queryset.filter(**{"pk__gt": after, f"{walk}__gt": after})
+    rows = list(queryset.order_by(walk)[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
     return {

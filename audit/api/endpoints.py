@@ -240,7 +240,8 @@ def set_settings_patch(request: HttpRequest, set_id: int, payload: SettingsPatch
             workspace_id=audit_set.workspace_id, name=plain["name"], exclude_pk=audit_set.pk
         ):
             raise HttpError(409, f"A set named “{plain['name']}” exists.")
-    with transaction.atomic():
+    # Settings and criteria in one request: one decision.changed per system for the two.
+    with transaction.atomic(), services.decisions_watched(audit_set_id=audit_set.pk):
         if plain:
             for key, value in plain.items():
                 setattr(audit_set, key, value)

@@ -9,10 +9,18 @@ from collections.abc import Iterator
 from django.db.models import Case, F, OuterRef, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
-from audit.models import Adjudication, Answer, AuditSet, AuditSheet, Claim, ReviewStatus
+from audit.models import (
+    Adjudication,
+    Answer,
+    AuditSet,
+    AuditSheet,
+    Claim,
+    ReviewStatus,
+)
 from audit.roles import leads
 from audit.selectors.blindness import blind_claim_ids, blind_claims, visible_sheets
 from audit.selectors.review import review_queue
+from audit.selectors.sets import PageByKeysQuerySet
 
 # A reviewer's own place on a claim, the status a reviewer's list shows instead of the
 # claim's review status (which would tell them how the other sheets stand).
@@ -34,27 +42,66 @@ def api_claims(
     """A lead: every claim of the set, with its review status (a claim the lead still
     reviews reads "in review", as in the claims table). A reviewer: the claims assigned to
     them, with their own sheet's status only (`my_sheet`: todo, draft or submitted)."""
-    claims = Claim.objects.all()
     if leads(user, audit_set):
-        claims = claims.filter(answer__audit_set=audit_set)
-        blind = blind_claim_ids(user=user, audit_set=audit_set)
-        shown = (
-            Case(When(pk__in=blind, then=Value(ReviewStatus.IN_REVIEW)), default=F("review_status"))
-            if blind
-            else F("review_status")
+        return _lead_claims(
+            user=user, audit_set=audit_set, status=status, system=system, label=label
         )
-        claims = claims.annotate(shown_status=shown)
-    else:
-        own = AuditSheet.objects.filter(claim=OuterRef("pk"), reviewer=user).values("status")[:1]
-        claims = claims.filter(
-            pk__in=review_queue(reviewer=user, audit_set=audit_set).values("claim_id")
-        ).annotate(shown_status=Coalesce(Subquery(own), Value("todo")))
+    own = AuditSheet.objects.filter(claim=OuterRef("pk"), reviewer=user).values("status")[:1]
+    claims = Claim.objects.filter(
+        pk__in=review_queue(reviewer=user, audit_set=audit_set).values("claim_id")
+    ).annotate(shown_status=Coalesce(Subquery(own), Value("todo")))
     if status:
         claims = claims.filter(shown_status=status)
     if system:
         claims = claims.filter(answer__system=system)
     if label:
         claims = claims.filter(machine_check__label=label)
+    return _claim_fields(claims)
+
+
+def _lead_claims(
+    *, user, audit_set: AuditSet, status: str, system: str, label: str
+) -> PageByKeysQuerySet:
+    """A slice reads the page's keys, walking the claims' primary key from the cursor and
+    stopping at the page, then the page's rows by key (PageByKeysQuerySet).
+
+    The set's answers are a list the walk tests each claim against, never an index to
+    start from: `answer_id + 0` keeps SQLite off the answer_id index, with which it read
+    every claim of the set through its answers and sorted them by key before it could stop
+    (the first page of 100k claims: 135 ms at p95; joining the answers or machine checks
+    did the same). A status walks claim_status_id_idx, a label claimcheck_label_claim_idx,
+    both in key order: a rare one is a short walk."""
+    blind = blind_claim_ids(user=user, audit_set=audit_set)
+    shown = (
+        Case(When(pk__in=blind, then=Value(ReviewStatus.IN_REVIEW)), default=F("review_status"))
+        if blind
+        else F("review_status")
+    )
+    answers = Answer.objects.filter(audit_set=audit_set)
+    if system:
+        answers = answers.filter(system=system)
+    keys = (
+        PageByKeysQuerySet(Claim)
+        .alias(in_answer=F("answer_id") + 0)
+        .filter(in_answer__in=answers.values("pk"))
+    )
+    if status:
+        keys = keys.alias(shown_status=shown).filter(shown_status=status)
+    if label:
+        # Walked in claimcheck_label_claim_idx's order: a claim's key is its check's
+        # claim_id, so the page needs no sort and a rare label no walk of the whole set.
+        keys = keys.filter(machine_check__label=label)
+        keys.walk = "machine_check__claim_id"
+
+    def page_rows(pks: list[int]) -> QuerySet[Claim]:
+        rows = Claim.objects.filter(pk__in=pks).annotate(shown_status=shown).order_by()
+        return _claim_fields(rows)
+
+    keys.page_rows = page_rows
+    return keys
+
+
+def _claim_fields(claims: QuerySet[Claim]) -> QuerySet[Claim]:
     return claims.annotate(
         system=F("answer__system"),
         answer_external_id=F("answer__external_id"),

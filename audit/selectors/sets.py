@@ -412,12 +412,15 @@ class PageByKeysQuerySet(QuerySet):
     answer of the set to the page's keys (0.9 s for page 500 at 100k claims)."""
 
     page_rows: Callable[[list[int]], QuerySet] | None = None
+    # A column equal to the key that an API page walks instead (audit.api.base.cursor_page).
+    walk: str = "pk"
     # Set by count() (the paginator asks before serving the last page), never cloned.
     counted: int | None = None
 
     def _clone(self):
         clone = super()._clone()
         clone.page_rows = self.page_rows
+        clone.walk = self.walk
         return clone
 
     def count(self) -> int:

@@ -20,7 +20,7 @@ from audit.services.calibration import (
 )
 from audit.services.checks import claim_checks_recompute
 from audit.services.criteria import claims_mark_answering, criteria_update
-from audit.services.derived import claims_changed, set_changed
+from audit.services.derived import claims_changed, decisions_watched, set_changed
 from audit.services.disagreements import CompareSummary
 from audit.services.discussion import comment_post, flag_discuss, flag_settle
 from audit.services.guidelines import guideline_version_current, set_update
@@ -91,6 +91,7 @@ __all__ = [
     "reviewer_pause",
     "claim_split",
     "claims_changed",
+    "decisions_watched",
     "claims_mark_answering",
     "comment_post",
     "criteria_update",

@@ -12,7 +12,7 @@ from django.db import transaction
 from audit.criteria import criteria_from_dicts, criteria_to_dicts
 from audit.models import AuditSet, Claim, CriteriaChange
 from audit.selectors import criteria_locked_since
-from audit.services.derived import claims_changed
+from audit.services.derived import claims_changed, decisions_watched
 
 
 def criteria_update(
@@ -25,7 +25,8 @@ def criteria_update(
     criteria change after it, so a later reopened sheet cannot unlock them.
     """
     normalized = criteria_to_dicts(criteria_from_dicts(criteria))
-    with transaction.atomic():
+    # New criteria can change a system's decision with no claim changed.
+    with transaction.atomic(), decisions_watched(audit_set_id=audit_set.pk):
         audit_set = AuditSet.objects.select_for_update(no_key=True).get(pk=audit_set.pk)
         if normalized == audit_set.criteria:
             return None

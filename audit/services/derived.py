@@ -15,7 +15,9 @@ derived rows.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -73,10 +75,7 @@ def claims_changed(
     if audit_set_id is None:
         audit_set_id = Claim.objects.values_list("answer__audit_set_id", flat=True).get(pk=ids[0])
     recount = set(reviewer_ids)
-    # Read before and after only where a webhook listens: a few tally rows each time.
-    watched = webhooks_listen(audit_set_id=audit_set_id, event=Webhook.Event.DECISION_CHANGED)
-    with transaction.atomic():
-        decisions = selectors.release_outcomes(audit_set_id=audit_set_id) if watched else {}
+    with transaction.atomic(), decisions_watched(audit_set_id=audit_set_id, claim_ids=ids):
         # Usually held already; an atomic claim's parent must be, for its release fact.
         claims_lock(claim_ids=ids)
         # Severity and unanimous gold, then the stored statuses of all these claims.
@@ -98,13 +97,40 @@ def claims_changed(
         # Imports, rematches, splits and restores change claims or checks; it reads no
         # other derived row, so it may come last.
         answer_flags_refresh(claim_ids=ids)
-        if watched:
-            _decisions_compare(audit_set_id, decisions, ids)
     return summary
 
 
-def _decisions_compare(audit_set_id: int, before: dict, claim_ids: list[int]) -> None:
-    after = selectors.release_outcomes(audit_set_id=audit_set_id)
+# Per set compared by an open decisions_watched block, the claims changed inside it so far.
+_watched: ContextVar[dict[int, list[int]] | None] = ContextVar("decisions_watched", default=None)
+
+
+@contextmanager
+def decisions_watched(*, audit_set_id: int, claim_ids: Iterable[int] = ()) -> Iterator[None]:
+    """Send decision.changed for each system of the set whose release decision (pass, fail,
+    provisional) differs after the block from before it: once per change, whatever the block
+    did (a criteria edit, a sheet, gold, a reopen, an import, a delete). A block inside
+    another of the same set, as claims_changed inside a criteria edit or an import, only
+    adds its claims to the outer one, so a job that changes claims a part at a time sends
+    its net change once, not each part's. Read only where a webhook listens: a few tally
+    rows before and after. The block runs in one transaction with its two reads."""
+    open_blocks = _watched.get() or {}
+    if audit_set_id in open_blocks:
+        open_blocks[audit_set_id].extend(claim_ids)
+        yield
+        return
+    if not webhooks_listen(audit_set_id=audit_set_id, event=Webhook.Event.DECISION_CHANGED):
+        yield
+        return
+    changed = list(claim_ids)
+    token = _watched.set({**open_blocks, audit_set_id: changed})
+    try:
+        with transaction.atomic():
+            before = selectors.release_outcomes(audit_set_id=audit_set_id)
+            yield
+            after = selectors.release_outcomes(audit_set_id=audit_set_id)
+    finally:
+        _watched.reset(token)
+    claims = sorted(set(changed))
     for system in sorted(before.keys() | after.keys()):
         if before.get(system) != after.get(system):
             webhooks_fire(
@@ -114,8 +140,9 @@ def _decisions_compare(audit_set_id: int, before: dict, claim_ids: list[int]) ->
                     "system": system,
                     "before": before.get(system),
                     "after": after.get(system),
-                    # The claims whose change moved it; a long list is cut, not sent whole.
-                    "claims": claim_ids[:100],
+                    # The claims whose change moved it (none for criteria or an import); a long
+                    # list is cut, not sent whole.
+                    "claims": claims[:100],
                 },
             )
 
@@ -130,8 +157,14 @@ def claims_changed_in_parts(
     of each part done: what a job does, inside its one transaction, so it can report and be
     cancelled. An answer's claims stay in one part, since an atomic claim's parent is
     derived from all its parts."""
+    with decisions_watched(audit_set_id=audit_set_id):
+        return _claims_changed_in_parts(audit_set_id, sorted(set(claim_ids)), progress)
+
+
+def _claims_changed_in_parts(
+    audit_set_id: int, ids: list[int], progress: Callable[[int], None]
+) -> CompareSummary:
     by_answer: dict[int, list[int]] = defaultdict(list)
-    ids = sorted(set(claim_ids))
     for start in range(0, len(ids), CHUNK):
         for pk, answer_id in Claim.objects.filter(pk__in=ids[start : start + CHUNK]).values_list(
             "pk", "answer_id"

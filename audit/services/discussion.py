@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.utils import timezone
 
 from audit import selectors
@@ -39,21 +40,27 @@ def flag_settle(*, flag: GuidelineFlag, by: AbstractBaseUser, status: str) -> Gu
     flag.status = status
     flag.settled_by = None if status == "open" else by
     flag.settled_at = None if status == "open" else timezone.now()
+    # One UPDATE of the three: two leads at once leave one's settlement whole.
     flag.save(update_fields=["status", "settled_by", "settled_at"])
     return flag
 
 
 def flag_discuss(*, flag: GuidelineFlag, by: AbstractBaseUser) -> ClaimComment:
-    """Open the claim's thread with the flag quoted, for the lead and its reviewers."""
+    """Open the claim's thread with the flag quoted, for the lead and its reviewers; a flag
+    already opened gives its thread's first comment."""
     if not leads(by, flag.audit_set):
         raise PermissionDenied("Only a lead can open a flag as a discussion.")
     if flag.claim is None:
         raise JudgmentError("This flag's claim is gone: there is no thread to open.")
-    existing = ClaimComment.objects.filter(from_flag=flag).first()
-    if existing is not None:
-        return existing
-    quoted = "\n".join(f"> {line}" for line in flag.comment.splitlines())
-    who = flag.raised_by.get_username() if flag.raised_by else "a reviewer"
-    return comment_post(
-        claim=flag.claim, user=by, body=f"{quoted}\n\nFlagged by @{who}.", from_flag=flag
-    )
+    with transaction.atomic():
+        # The flag's row lock: two leads opening it at once would both find no thread and
+        # both post the quote (SQLite's immediate transactions queue them anyway).
+        GuidelineFlag.objects.select_for_update().filter(pk=flag.pk).exists()
+        existing = ClaimComment.objects.filter(from_flag=flag).order_by("pk").first()
+        if existing is not None:
+            return existing
+        quoted = "\n".join(f"> {line}" for line in flag.comment.splitlines())
+        who = flag.raised_by.get_username() if flag.raised_by else "a reviewer"
+        return comment_post(
+            claim=flag.claim, user=by, body=f"{quoted}\n\nFlagged by @{who}.", from_flag=flag
+        )

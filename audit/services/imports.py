@@ -44,7 +44,7 @@ from audit.models import (
 )
 from audit.selectors.release import answer_topics
 from audit.services import bulk
-from audit.services.derived import NewClaim, NewClaims, claims_changed
+from audit.services.derived import NewClaim, NewClaims, claims_changed, decisions_watched
 from audit.services.planner import planner_statistics_refresh
 from audit.services.restore import people, restore_chunk
 from audit.stored_checks import PassageCache
@@ -95,7 +95,8 @@ def answers_import(
     their timestamps. Reviewers and leads are matched by username; missing ones are created
     inactive, without a password or group, and the reviewers join the set.
     """
-    with transaction.atomic():
+    # New claims move the release tallies (NewClaims, not claims_changed, writes them).
+    with transaction.atomic(), decisions_watched(audit_set_id=audit_set.pk):
         seen = set(
             Answer.objects.filter(audit_set=audit_set).values_list("content_hash", flat=True)
         )

@@ -579,13 +579,16 @@ def guideline_flag_raise(*, claim: Claim, user: AbstractBaseUser, comment: str) 
         raise ReviewError("Say what the guidelines should settle.")
     if not leads(user, claim.answer.audit_set) and not holds_claim(claim_id=claim.pk, user=user):
         raise PermissionDenied("This claim is not assigned to you.")
-    # A second click (or a resent form) on the same comment is the same flag, not a new one.
-    same = GuidelineFlag.objects.filter(claim=claim, raised_by=user, comment=comment).first()
-    if same is not None:
-        return same
-    return GuidelineFlag.objects.create(
-        audit_set_id=claim.answer.audit_set_id, claim=claim, raised_by=user, comment=comment
-    )
+    with transaction.atomic():
+        # A second click (or a resent form) on the same comment is the same flag, not a new
+        # one; the claim's lock keeps two tabs sending it at once from both finding none.
+        claims_lock(claim_ids=[claim.pk])
+        same = GuidelineFlag.objects.filter(claim=claim, raised_by=user, comment=comment).first()
+        if same is not None:
+            return same
+        return GuidelineFlag.objects.create(
+            audit_set_id=claim.answer.audit_set_id, claim=claim, raised_by=user, comment=comment
+        )
 
 
 # ---------------------------------------------------------------------------- splits

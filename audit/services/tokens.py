@@ -50,9 +50,10 @@ def token_create(
 
 
 def token_revoke(*, token: ApiToken) -> None:
-    if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
+    """Revoke the token; one revoked already (in another tab at the same moment, too) keeps
+    the time it was first revoked at."""
+    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    token.refresh_from_db(fields=["revoked_at"])
 
 
 def token_authenticate(*, text: str) -> ApiToken:
