@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from audit.agreement import RaterReport, rater_vs_gold
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SEED = 20261202
 ROUNDS = 1000
@@ -105,6 +107,10 @@ def bootstrap(
     Seeded, so a page shows the same interval every time. A resample where κ is undefined
     (one label only) is left out of κ's interval; with fewer than two claims there is none.
     """
+    # Imported here: numpy takes ~0.1 s to load, which every command and web process that
+    # merely imports the judges' code would pay at start (an import's own start-up).
+    import numpy as np
+
     n = len(gold)
     if n < 2:
         return Interval(None, None), Interval(None, None)
@@ -128,6 +134,8 @@ def bootstrap(
 
 
 def _interval(values: np.ndarray) -> Interval:
+    import numpy as np
+
     if values.size == 0:
         return Interval(None, None)
     tail = (1 - LEVEL) / 2 * 100

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import openai
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
@@ -46,6 +46,9 @@ from audit.models import (
     ReviewStatus,
 )
 from audit.services.jobs import JobCancelled, JobFailed, JobRefused, enqueue_job
+
+if TYPE_CHECKING:
+    import openai
 
 # Fields of a judge that only say how to reach it: editing them keeps the version.
 TRANSPORT_FIELDS = ("base_url", "api_key_env", "max_concurrency", "timeout_seconds")
@@ -231,6 +234,10 @@ def judge_run_execute(*, run_id: int, progress_for: Callable[[int], Callable[[in
     todo = [pk for pk in run.claim_ids if pk not in judged]
     progress = progress_for(len(run.claim_ids))
     progress(len(run.claim_ids) - len(todo))
+    # Imported here: the client library takes ~0.5 s to import, which every other command
+    # (an import, an export) and every web process would otherwise pay at start.
+    import openai
+
     client = openai.OpenAI(
         base_url=judge.base_url,
         api_key=os.environ.get(judge.api_key_env, "") if judge.api_key_env else "none",
@@ -303,6 +310,8 @@ def ask_judge(client: openai.OpenAI, version: JudgeVersion, prompt: ClaimPrompt)
     An invalid reply is asked again once; a 429 is asked again once after its Retry-After
     (at most settings.JUDGE_MAX_RETRY_AFTER seconds). Anything else ends as a stored error.
     """
+    import openai  # loaded by judge_run's client already: a lookup, not an import
+
     out = Outcome()
     content = render_prompt(version.template, prompt)
     asked_again = waited = False
