@@ -521,7 +521,7 @@ def run_citeaudit(
         # The page's uploads are jobs: one worker beside the web server, as deployed.
         with open(folder / "citeaudit-worker.log", "wb") as log:
             worker = subprocess.Popen(
-                [sys.executable, "manage.py", "db_worker"],
+                [sys.executable, "manage.py", "db_worker", "--interval", "0.2"],
                 cwd=ROOT,
                 env=env,
                 stdout=log,

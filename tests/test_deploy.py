@@ -153,7 +153,7 @@ def test_the_procfile_lists_the_web_and_worker_processes_the_readme_names():
     readme = (ROOT / "README.md").read_text()
 
     assert [line.split(":")[0] for line in procfile] == ["web", "worker"]
-    assert procfile[1] == "worker: python manage.py db_worker"
+    assert procfile[1] == "worker: python manage.py db_worker --interval 0.2"
     for line in procfile:
         name, command = line.split(": ", 1)
         assert f"{name}:{' ' * (7 - len(name))}{command}" in readme
