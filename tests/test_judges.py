@@ -323,19 +323,12 @@ def test_a_new_template_makes_a_new_version_and_rater(refund, lead, fake_llm):
 
 
 def test_accepted_verdicts_fill_only_claims_no_human_judged(refund, lead, fake_llm):
-    audit_set, claims = refund
-    for claim, reply in zip(claims, AGREE, strict=True):
-        fake_llm.behaviour[claim.text] = reply
-    judge = _judge(audit_set, lead, fake_llm.base_url)
-    run = _run(judge, lead)
-    judges.judge_accept(version=run.version, user=lead)
-    # Claim 2 loses its gold: no human has judged it now.
-    claims[1].adjudication.delete()
+    audit_set, _claims, _judge_ = _accepted_with_two_claims_unjudged(refund, lead, fake_llm)
 
     (row,) = release_provenance(audit_set=audit_set)
 
-    assert (row.claims, row.gold, row.provisional, row.unjudged) == (3, 2, 0, 1)
-    assert (row.judge_filled, row.judge_supported) == (1, 1)
+    assert (row.claims, row.gold, row.provisional, row.unjudged) == (3, 1, 0, 2)
+    assert (row.judge_filled, row.judge_supported) == (2, 1)
 
 
 def test_a_run_over_controls_asks_about_the_control_claims_only(refund, lead, fake_llm):
