@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -261,6 +262,31 @@ def test_a_worker_process_runs_an_uploaded_import(client_for, lead, start_worker
     assert (job.status, job.result["answers"]) == ("succeeded", 4)
     assert Answer.objects.filter(audit_set__name="By worker").count() == 4
     assert "Imported into" in client.get(job.get_absolute_url()).content.decode()
+
+
+@pytest.mark.django_db
+def test_a_big_upload_is_moved_to_the_jobs_folder_whole_and_imported(
+    client_for, lead, settings, tmp_path
+):
+    # Past this size Django streams the upload to a temporary file, which the page moves.
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 1024
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    settings.FILE_UPLOAD_TEMP_DIR = str(spool)
+    data = _many(40)
+    assert len(data) > 1024
+
+    client_for(lead).post(
+        reverse("audit:import"),
+        {"new_set_name": "Big", "format": "auto", "file": SimpleUploadedFile("big.jsonl", data)},
+    )
+
+    job = Job.objects.get()
+    assert Path(job.params["path"]).read_bytes() == data
+    assert job.params["size"] == len(data)
+    assert list(spool.iterdir()) == []  # nothing left behind where Django spooled it
+    (done,) = run_queued_jobs()
+    assert (done.status, done.result["answers"]) == ("succeeded", 40)
 
 
 @pytest.mark.usefixtures("role_groups")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.files.move import file_move_safe
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
@@ -61,9 +62,9 @@ def job_import_create(
 ) -> Job:
     """Queue the import of an uploaded answer file into a set (or a new set of that name).
 
-    The upload is copied to JOBS_DIR a chunk at a time (Django has already streamed a big
-    one to a temporary file), never read whole into memory. A new set is created in
-    `workspace`.
+    A big upload, which Django has already streamed to a temporary file, is moved to
+    JOBS_DIR; a small one is written there a chunk at a time. Never read whole into memory.
+    A new set is created in `workspace`.
     """
     if audit_set is None and workspace is None:
         raise ValueError("A new set needs a workspace.")
@@ -129,9 +130,14 @@ def _upload_save(upload: UploadedFile, token: str) -> dict:
     folder = Path(settings.JOBS_DIR) / token
     folder.mkdir(parents=True, exist_ok=False)
     path = folder / "upload"
-    with open(path, "wb") as out:
-        for chunk in upload.chunks(_WRITE_CHUNK):
-            out.write(chunk)
+    if hasattr(upload, "temporary_file_path"):
+        # Django has already written a big upload to a temporary file: move it (a rename on
+        # one filesystem, a copy otherwise) rather than read and write 100+ MB again.
+        file_move_safe(upload.temporary_file_path(), str(path))
+    else:
+        with open(path, "wb") as out:
+            for chunk in upload.chunks(_WRITE_CHUNK):
+                out.write(chunk)
     return {"path": str(path), "filename": (upload.name or "upload")[:300], "size": upload.size}
 
 
