@@ -68,6 +68,7 @@ class AuditSetTable(tables.Table):
         ]
         order_by = "-created_at"
         attrs = {"class": "table"}
+        empty_text = "No sets here: none matches the filters, or none is shared with you yet."
 
 
 class AnswerTable(tables.Table):

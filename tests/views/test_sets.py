@@ -35,6 +35,7 @@ def test_reviewer_sees_only_sets_they_review(client_for, handmade):
     response = client_for(outsider).get(reverse("audit:set-list"))
 
     assert list(response.context["table"].data) == []
+    assert "No sets here" in response.content.decode()
     assert (
         client_for(outsider).get(reverse("audit:set-detail", args=[handmade.pk])).status_code == 404
     )
