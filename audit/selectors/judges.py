@@ -158,9 +158,7 @@ def release_provenance(*, audit_set: AuditSet) -> list[Provenance]:
         review_status=ReviewStatus.SPLIT
     )
     human = Q(adjudication__isnull=False)
-    sheets = Q(
-        review_status__in=[ReviewStatus.PARTLY, ReviewStatus.SUBMITTED, ReviewStatus.DISAGREEMENT]
-    )
+    sheets = Q(review_status__in=_SUBMITTED)
     rows = (
         claims.values("answer__system")
         .annotate(
@@ -173,7 +171,7 @@ def release_provenance(*, audit_set: AuditSet) -> list[Provenance]:
     filled: dict[str, tuple[int, int]] = {}
     if rater_id is not None:
         for row in (
-            RaterLabel.objects.filter(rater_id=rater_id, claim__in=claims.filter(~human & ~sheets))
+            RaterLabel.objects.filter(rater_id=rater_id, claim__in=_no_human_verdict(claims))
             .exclude(judgment="")
             .values("claim__answer__system")
             .annotate(n=Count("pk"), supported=Count("pk", filter=Q(judgment="supported")))
@@ -204,16 +202,15 @@ class JudgeFill:
     filled: frozenset[int]  # claims whose label is the judge's
 
 
+# Review statuses of a claim with at least one submitted sheet: a human verdict, if provisional.
+_SUBMITTED = [ReviewStatus.PARTLY, ReviewStatus.SUBMITTED, ReviewStatus.DISAGREEMENT]
+
+
 def _no_human_verdict(claims: QuerySet[Claim]) -> QuerySet[Claim]:
-    """Top-level claims with neither gold nor a submitted sheet (as release_provenance counts
-    them): the only ones an accepted judge may stand for."""
+    """Top-level claims with neither gold nor a submitted sheet: those release_provenance
+    counts as "no human verdict", the only ones an accepted judge may stand for."""
     return claims.filter(parent__isnull=True, adjudication__isnull=True).exclude(
-        review_status__in=[
-            ReviewStatus.SPLIT,
-            ReviewStatus.PARTLY,
-            ReviewStatus.SUBMITTED,
-            ReviewStatus.DISAGREEMENT,
-        ]
+        review_status__in=[ReviewStatus.SPLIT, *_SUBMITTED]
     )
 
 
@@ -229,20 +226,23 @@ def judge_filled_labels(
     accepted = accepted_version(audit_set=audit_set)
     if accepted is None:
         return None
-    ids = {label.claim_id for label in labels}
-    open_ids = set(_no_human_verdict(Claim.objects.filter(pk__in=ids)).values_list("pk", flat=True))
+    # The labels' claims are picked here, not passed to the database: a set's 100k ids in
+    # one IN list would pass SQLite's limit on a query's parameters.
+    wanted = {label.claim_id for label in labels}
     if viewer is not None:
-        open_ids -= blind_claim_ids(user=viewer, audit_set=audit_set)
+        wanted -= blind_claim_ids(user=viewer, audit_set=audit_set)
+    open_claims = _no_human_verdict(Claim.objects.filter(answer__audit_set=audit_set))
     latest: dict[int, dict] = {}
     # Runs in order, so a later run's verdict on a claim replaces an earlier one's, as the
     # version's rater label does.
     for row in (
-        JudgeVerdict.objects.filter(run__version=accepted.version, claim_id__in=open_ids)
+        JudgeVerdict.objects.filter(run__version=accepted.version, claim__in=open_claims)
         .exclude(judgment="")
         .order_by("run_id", "pk")
         .values("claim_id", "judgment", "evidence", "unsupported_spans", "wrong_citation_passage")
     ):
-        latest[row["claim_id"]] = row
+        if row["claim_id"] in wanted:
+            latest[row["claim_id"]] = row
     filled = []
     for label in labels:
         row = latest.get(label.claim_id)
