@@ -3,6 +3,7 @@ per system), the claims behind a failed criterion, the criteria editor and run c
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -133,25 +134,25 @@ class Explained:
 NAMED = 10
 
 
-def explained(decision: Decision, names: dict[int, Claim]) -> list[Explained]:
-    return [
-        Explained(
-            result,
-            [(names[pk], reason) for pk, reason in result.reasons[:NAMED] if pk in names],
-        )
-        for result in decision.results
-    ]
+def named_claims(result: CriterionResult, *, every_failing: bool = False) -> list[tuple[int, str]]:
+    """(claim, reason) of the claims a report names under a criterion, up to NAMED: those
+    with a reason; with `every_failing`, every failing claim, reason or not (under the
+    judge's decision a lead must see which claims carry the judge's verdict)."""
+    if not every_failing:
+        return list(result.reasons[:NAMED])
+    reasons = dict(result.reasons)
+    return [(pk, reasons.get(pk, "")) for pk in result.failing_claim_ids[:NAMED]]
 
 
-def explained_failing(decision: Decision, names: dict[int, Claim]) -> list[Explained]:
-    """Like `explained`, but naming every failing claim (up to NAMED), reason or not: under
-    the judge's decision a lead needs to see which claims carry the judge's verdict."""
+def explained(
+    decision: Decision, names: dict[int, Claim], *, every_failing: bool = False
+) -> list[Explained]:
     return [
         Explained(
             result,
             [
-                (names[pk], dict(result.reasons).get(pk, ""))
-                for pk in result.failing_claim_ids[:NAMED]
+                (names[pk], reason)
+                for pk, reason in named_claims(result, every_failing=every_failing)
                 if pk in names
             ],
         )
@@ -203,13 +204,13 @@ def release_overview(audit_set: AuditSet, viewer=None) -> Overview:
     with_judge = []
     fill = judge_selectors.judge_filled_labels(audit_set=audit_set, labels=labels, viewer=viewer)
     if fill is not None:
+        filled = Counter(c.system for c in fill.labels if c.claim_id in fill.filled)
         for system, summary in summarize(fill.labels).systems.items():
-            filled = sum(1 for c in fill.labels if c.system == system and c.claim_id in fill.filled)
             judged = JudgedRelease(
                 system,
                 summary,
                 _decide(criteria, fill.labels, system),
-                filled=filled,
+                filled=filled[system],
                 filled_ids=fill.filled,
             )
             with_judge.append(judged)
@@ -288,26 +289,23 @@ def set_report(request: HttpRequest, pk: int) -> HttpResponse:
     overview = release_overview(audit_set, viewer=request.user)
     page = Paginator(list(overview.answers.values()), PER_PAGE).get_page(request.GET.get("page"))
     names = selectors.answer_names(ids=[summary.key for summary in page.object_list])
+    # The judge's decisions name every failing claim, to tag those carrying its verdict.
+    releases = [(release, False) for release in overview.systems] + [
+        (judged, True) for judged in overview.with_judge
+    ]
     named = {
         pk
-        for release in overview.systems
+        for release, every_failing in releases
         if release.decision
         for result in release.decision.results
-        for pk, _ in result.reasons[:NAMED]
-    } | {
-        pk
-        for judged in overview.with_judge
-        if judged.decision
-        for result in judged.decision.results
-        for pk in result.failing_claim_ids[:NAMED]
+        for pk, _ in named_claims(result, every_failing=every_failing)
     }
     claim_names = selectors.claim_names(ids=[*named, *overview.inaccessible_ids[:PER_PAGE]])
-    for release in overview.systems:
-        release.explained = explained(release.decision, claim_names) if release.decision else []
-    for judged in overview.with_judge:
-        judged.explained = (
-            explained_failing(judged.decision, claim_names) if judged.decision else []
-        )
+    for release, every_failing in releases:
+        if release.decision:
+            release.explained = explained(
+                release.decision, claim_names, every_failing=every_failing
+            )
     inaccessible = [claim_names[pk] for pk in overview.inaccessible_ids[:PER_PAGE]]
     answer_rows = [(names.get(summary.key), summary) for summary in page.object_list]
     changes = _history(audit_set)
