@@ -74,7 +74,6 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "audit.middleware.RefusalMiddleware",
-    "audit.middleware.DatabaseBusyMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into a clear 429 page.
     "axes.middleware.AxesMiddleware",

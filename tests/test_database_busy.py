@@ -10,14 +10,14 @@ from django.db import OperationalError, connection
 from django.http import HttpResponse
 from django.urls import reverse
 
-from audit.middleware import BUSY_MESSAGE, DatabaseBusyMiddleware
+from audit.middleware import BUSY_MESSAGE, RefusalMiddleware
 from audit.models import AuditSheet
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def _middleware():
-    return DatabaseBusyMiddleware(lambda request: HttpResponse("ok"))
+    return RefusalMiddleware(lambda request: HttpResponse("ok"))
 
 
 @pytest.mark.django_db
