@@ -115,17 +115,17 @@ def _json(value: object) -> str:
 
 def answer_rows(record: AnswerRecord, plan: PlannedAnswer | None) -> AnswerRows:
     """The answer's rows; only the fields the checks across lines read when plan is None."""
-    given = len(record.claims) if record.claims is not None else 0
+    checked = AnswerRows(
+        record.location,
+        record.question_id,
+        record.question,
+        record.answer_id,
+        record.system,
+        record.labels,
+        len(record.claims) if record.claims is not None else 0,
+    )
     if plan is None:
-        return AnswerRows(
-            record.location,
-            record.question_id,
-            record.question,
-            record.answer_id,
-            record.system,
-            record.labels,
-            given,
-        )
+        return checked
     cited = {n for c in plan.claims for n in c.citations}
     claims = []
     for claim, check in zip(plan.claims, plan.checks, strict=True):
@@ -150,23 +150,16 @@ def answer_rows(record: AnswerRecord, plan: PlannedAnswer | None) -> AnswerRows:
                 sum(1 for n in check.numbers if not n.get("grounded")),
             )
         )
-    return AnswerRows(
-        record.location,
-        record.question_id,
-        record.question,
-        record.answer_id,
-        record.system,
-        record.labels,
-        given,
-        record.answer,
-        _json(record.metadata),
-        "topics" in record.metadata,
-        any(c.cited_unknown for c in plan.claims),
-        tuple(
+    return checked._replace(
+        answer=record.answer,
+        metadata=_json(record.metadata),
+        has_topics="topics" in record.metadata,
+        is_partial=any(c.cited_unknown for c in plan.claims),
+        passages=tuple(
             (p.title, p.url, p.text, position in cited)
             for position, p in enumerate(record.passages, start=1)
         ),
-        tuple(claims),
+        claims=tuple(claims),
     )
 
 
