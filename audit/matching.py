@@ -393,7 +393,7 @@ class _Scored(NamedTuple):
 class _Ranking:
     scored: list[_Scored]  # every sentence sharing a term with the claim, best first
     term_weights: tuple[float, ...]  # IDF share of each claim term (bit order), sum 1
-    date_mask: int = 0  # bit i set: the i-th claim term is a year or a month
+    terms: tuple[str, ...] = ()  # the claim's terms, in bit order (for the date bonus)
 
 
 # A year (1500-2099) or a month's name, as index terms: the claim's date terms.
@@ -451,8 +451,6 @@ def _score_sentences(
     term_weights = tuple(w / total for w in idf.values())
     weight_of = _mask_weigher(term_weights) if weights.coverage else None
     term_count = len(idf)
-    # idf keeps the order of query.terms, so its bits are theirs.
-    date_mask = _date_mask(query.terms)
     lexical: list[tuple[float, int, int, float, int]] = []
     for p, index in enumerate(indexes):
         scores, masks = bm25_scores(idf, index, avgdl, k1=weights.k1, b=weights.b)
@@ -469,7 +467,8 @@ def _score_sentences(
     if not weights.fuzz:
         # Scores stay as sorted, and (passage, sentence) never ties: no second sort.
         scored = [_Scored(p, s, value, support, mask) for value, p, s, support, mask in lexical]
-        return _Ranking(scored=scored, term_weights=term_weights, date_mask=date_mask)
+        # idf keeps the order of query.terms, so its bits are theirs.
+        return _Ranking(scored=scored, term_weights=term_weights, terms=query.terms)
     scored = []
     for rank, (value, p, s, support, mask) in enumerate(lexical):
         if rank < weights.candidates:
@@ -477,7 +476,7 @@ def _score_sentences(
             value += weights.fuzz * fuzz.token_set_ratio(query.folded, sentence) / 100
         scored.append(_Scored(passage=p, sentence=s, score=value, support=support, mask=mask))
     scored.sort(key=lambda item: (-item.score, item.passage, item.sentence))
-    return _Ranking(scored=scored, term_weights=term_weights, date_mask=date_mask)
+    return _Ranking(scored=scored, term_weights=term_weights, terms=query.terms)
 
 
 def _select(
@@ -528,7 +527,8 @@ def _select(
                 pool[(p, n)] = by_place.get((p, n)) or _Scored(passage=p, sentence=n, score=0.0)
     taken: set[tuple[int, int]] = set()
     covered = 0
-    date_mask = ranking.date_mask if weights.date else 0
+    # Read here, past k=3's early return: the import's checks never need it.
+    date_mask = _date_mask(ranking.terms) if weights.date else 0
     chrome: dict[tuple[int, int], bool] = {}
 
     def is_chrome(p: int, s: int) -> bool:
