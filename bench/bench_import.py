@@ -98,8 +98,50 @@ def write_one_claim_tasks(path: Path, n_tasks: int, seed: int = 7) -> None:
             out.write(json.dumps(task) + "\n")
 
 
+def _probe() -> float:
+    """CPU seconds of a fixed loop of pure Python: this machine's speed at the moment.
+    A shared host's cores slow down by half at times, whatever the load average says, so
+    each run's figures carry the probe taken just before them."""
+    start = time.process_time()
+    sum(i * i for i in range(10**7))
+    return time.process_time() - start
+
+
 def _load() -> str:
     return f"load average {os.getloadavg()[0]:.2f}"
+
+
+def _postgres_cpu() -> float | None:
+    """CPU seconds the local PostgreSQL server's processes have used so far: the
+    postmaster's own and its reaped children's (backends that exited), plus every live
+    child's. None when no local server can be read (SQLite, or a remote database)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def fields(pid: str) -> list[str]:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2 :].split()
+
+    names = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            names[pid] = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:  # gone since the listing
+            continue
+    total, found = 0.0, False
+    for pid, name in names.items():
+        if name != "postgres":
+            continue
+        try:
+            values = fields(pid)
+        except OSError:
+            continue
+        found = True
+        # utime, stime at 14-15 (1-based), cutime, cstime at 16-17; children's times count
+        # once reaped, which only the postmaster does.
+        total += int(values[11]) + int(values[12])
+        if values[1] == "1" or names.get(values[1]) != "postgres":
+            total += int(values[13]) + int(values[14])
+    return total / ticks if found else None
 
 
 def _peak_rss_mb() -> float:
@@ -182,18 +224,27 @@ def main() -> None:
         path = Path(tmp) / "bench.json"
         path.write_bytes(payload)
         filename, count = "bench.json", args.answers
+    engine = django.db.connection.vendor
     timings = []
     for run in range(args.runs):
         name = f"bench {time.time()} {run}"
+        probe = _probe()
         if args.cli:
+            server_before = _postgres_cpu() if engine == "postgresql" else None
             took, rss, kids, cpu, own, output = _run_cli(path, name, args.workers)
             timings.append(took)
+            server = ""
+            if server_before is not None:
+                # Flushing the import's WAL and pages may go on after the commit.
+                time.sleep(2)
+                server = f", PostgreSQL server {_postgres_cpu() - server_before:.1f} s CPU"
             # The command's own process parses, writes and refreshes derived rows while its
             # workers match: with cores to spare, its CPU seconds bound the wall time.
             print(
                 f"run {run + 1}: {took:.2f} s ({cpu:.1f} s CPU, {own:.1f} s of it in the "
                 f"command's own process), peak RSS {rss:.0f} MB "
-                f"(largest worker {kids:.0f} MB), {_load()}: {output}"
+                f"(largest worker {kids:.0f} MB){server}, {_load()}, probe {probe:.2f} s: "
+                f"{output}"
             )
             continue
         audit_set = AuditSet.objects.create(workspace=command_workspace(None), name=name)
@@ -207,9 +258,8 @@ def main() -> None:
         claims = Claim.objects.filter(answer__audit_set=audit_set).count()
         print(
             f"run {run + 1}: {timings[-1]:.2f} s, {summary.answers} answers, {claims} claims, "
-            f"{_load()}, peak RSS so far {_peak_rss_mb():.0f} MB"
+            f"{_load()}, probe {probe:.2f} s, peak RSS so far {_peak_rss_mb():.0f} MB"
         )
-    engine = django.db.connection.vendor
     median = statistics.median(timings)
     print(f"median {median:.2f} s for {count} answers on {engine} ({count / median:,.0f} /s)")
 
