@@ -204,9 +204,17 @@ def pooled_idf(terms: Sequence[str], indexes: Sequence[SentenceIndex]) -> dict[s
     """
     n = sum(index.size for index in indexes)
     idf: dict[str, float] = {}
+    log = math.log
+    if len(indexes) == 1:
+        # Nearly every claim cites one passage: no sum over indexes per term.
+        postings = indexes[0].postings
+        for term in terms:
+            df = len(postings(term))
+            idf[term] = log(1.0 + (n - df + 0.5) / (df + 0.5))
+        return idf
     for term in terms:
         df = sum(len(index.postings(term)) for index in indexes)
-        idf[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        idf[term] = log(1.0 + (n - df + 0.5) / (df + 0.5))
     return idf
 
 
@@ -227,10 +235,18 @@ def bm25_scores(
     masks: dict[int, int] = {}
     avgdl = avgdl or 1.0
     lengths = index.lengths
+    postings = index.postings
+    k1_plus_1 = k1 + 1.0
     for bit, (term, weight) in enumerate(idf.items()):
         flag = 1 << bit
-        for sentence, tf in index.postings(term):
+        for sentence, tf in postings(term):
+            # The first term met in a sentence (bit order) starts its score and mask; the
+            # sums are the same, in the same order, as with get(sentence, 0.0).
             norm = k1 * (1.0 - b + b * lengths[sentence] / avgdl)
-            scores[sentence] = scores.get(sentence, 0.0) + weight * tf * (k1 + 1.0) / (tf + norm)
-            masks[sentence] = masks.get(sentence, 0) | flag
+            if sentence in masks:
+                scores[sentence] += weight * tf * k1_plus_1 / (tf + norm)
+                masks[sentence] |= flag
+            else:
+                scores[sentence] = 0.0 + weight * tf * k1_plus_1 / (tf + norm)
+                masks[sentence] = flag
     return scores, masks

@@ -560,8 +560,9 @@ def plan_claims(record: AnswerRecord) -> list[PlannedClaim]:
 
     hint = 0
     for order, given in enumerate(record.claims):
-        numbers = tuple(dict.fromkeys(n for m in find_markers(given) for n in m.numbers))
-        text = strip_markers(given)
+        markers = find_markers(given)
+        numbers = tuple(dict.fromkeys(n for m in markers for n in m.numbers))
+        text = _strip(given, markers)
         found = locate_claim(given, record.answer, start_hint=hint)
         if found is None:
             start = end = min(hint, len(record.answer))

@@ -8,14 +8,44 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
+from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
 from typing import NamedTuple
 
 from audit.claims import PlannedClaim, plan_claims
 from audit.formats.detect import read_native_line
 from audit.formats.records import AnswerRecord, FormatError, LabelRecord
 from audit.stored_checks import CheckValues, PassageCache, answer_check_values
+
+
+def _dumps(*, ensure_ascii: bool) -> Callable[[object], str]:
+    """json.dumps with its default options but ensure_ascii, as a function that keeps its
+    C encoder: json.dumps builds a new one per call, which cost more than encoding the
+    few short values of an answer (4.7 against 2.6 us for a claim's highlights, 2.6
+    against 0.5 us for an empty list). No check for circular values: these are parsed
+    JSON and plain values."""
+    if c_make_encoder is None:  # a Python without json's C speedups
+        return partial(json.dumps, ensure_ascii=ensure_ascii)
+    encode = c_make_encoder(
+        None,
+        json.JSONEncoder().default,
+        encode_basestring_ascii if ensure_ascii else encode_basestring,
+        None,
+        ": ",
+        ", ",
+        False,
+        False,
+        True,
+    )
+    return lambda value: "".join(encode(value, 0))
+
+
+# What JSONField stores on SQLite (json.dumps with its defaults); PostgreSQL reads the same
+# text into jsonb.
+_json = _dumps(ensure_ascii=True)
+_json_unicode = _dumps(ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -26,7 +56,7 @@ class PlannedAnswer:
 
 def answer_content_hash(record: AnswerRecord) -> str:
     """Identity of an answer within a set: re-importing the same file creates nothing new."""
-    payload = json.dumps(
+    payload = _json_unicode(
         [
             record.question_id,
             record.question,
@@ -35,8 +65,7 @@ def answer_content_hash(record: AnswerRecord) -> str:
             record.answer,
             [[p.title, p.url, p.text] for p in record.passages],
             list(record.claims) if record.claims is not None else None,
-        ],
-        ensure_ascii=False,
+        ]
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -105,12 +134,6 @@ class ClaimRow(NamedTuple):
     numbers_json: str
     wrong_citation_json: str | None
     ungrounded: int  # numbers not grounded (selectors.release.ungrounded_numbers)
-
-
-def _json(value: object) -> str:
-    # What JSONField stores on SQLite (json.dumps with its defaults); PostgreSQL reads the
-    # same text into jsonb.
-    return json.dumps(value)
 
 
 def answer_rows(record: AnswerRecord, plan: PlannedAnswer | None) -> AnswerRows:

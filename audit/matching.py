@@ -376,7 +376,12 @@ class _Query:
 
 
 def _query(claim: str) -> _Query:
-    folded = fold(_without_markers(claim))
+    return _bare_query(_without_markers(claim))
+
+
+def _bare_query(bare: str) -> _Query:
+    """_query of a claim whose citation markers are already removed."""
+    folded = fold(bare)
     return _Query(folded=folded, terms=tuple(dict.fromkeys(terms(folded))))
 
 
@@ -738,15 +743,18 @@ def check_claim(
     """Run every string check on one claim against its cited and uncited passages."""
     cited_prepared = _prepared(cited)
     uncited_prepared = _prepared(uncited)
-    query = _query(claim)
+    bare = _without_markers(claim)
+    query = _bare_query(bare)
     ranking = _score_sentences(query, cited_prepared)
     highlights = tuple(
         _highlight(i, cited_prepared, i.passage) for i in _select(ranking, cited_prepared, k)
     )
     best_support = max((i.support for i in ranking.scored), default=0.0)
     best_score = round(best_support, 4)
-    available = _evidence_numbers(cited_prepared)
-    numbers = tuple((n, n in available) for n in _number_tokens(claim))
+    claim_numbers = _NUMBER.findall(bare)  # _number_tokens(claim)
+    # The passages' numbers are read only for a claim that has some.
+    available = _evidence_numbers(cited_prepared) if claim_numbers else frozenset()
+    numbers = tuple((n, n in available) for n in claim_numbers)
     ungrounded = tuple(dict.fromkeys(n for n, grounded in numbers if not grounded))
     return ClaimChecks(
         label=trust_label(

@@ -6,7 +6,7 @@ the index, sentence splitting, number tokens, folding). Run by hand, never in CI
     .venv/bin/python bench/dump_matcher.py /tmp/after.txt    # on the new code
     cmp /tmp/before.txt /tmp/after.txt
 
-Each line is the repr of one result: an import's plan of each of 3,000 bench tasks
+Each line is the repr of one result: an import's plan and rows of each of 3,000 bench tasks
 (bench_import.py's one-claim shape); check_claim, rank_sentences(k=5), number and quote
 checks of every ExpertQA claim, AttributionBench row and WiCE dev claim; and every
 passage's spans, terms, index, numbers and folded text.
@@ -28,7 +28,7 @@ from bench_import import write_one_claim_tasks  # noqa: E402
 
 from audit import bm25, matching  # noqa: E402
 from audit.formats.detect import read_native_line  # noqa: E402
-from audit.import_plan import answer_content_hash, plan_answers  # noqa: E402
+from audit.import_plan import answer_content_hash, answer_rows, plan_answers  # noqa: E402
 from audit.stored_checks import PassageCache, answer_check_values  # noqa: E402
 
 TASKS = 3000
@@ -68,6 +68,8 @@ def main(path: str) -> None:
         records = [read_native_line(raw, "tasks.jsonl", i + 1) for i, raw in enumerate(lines)]
         for plan, record in zip(plan_answers(records, PassageCache()), records, strict=True):
             write("B", answer_content_hash(record), plan)
+            # The rows an import writes, its JSON columns encoded.
+            write("W", answer_rows(record, plan))
         for record in records[:300]:
             for p in record.passages:
                 passage(p.text)
