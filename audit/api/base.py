@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI
+from django.shortcuts import render
+from ninja import NinjaAPI, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
@@ -42,6 +44,21 @@ class TokenAuth(HttpBearer):
         return found
 
 
+class LocalSwagger(Swagger):
+    """The docs page with Swagger UI from our static files. ninja renders its CDN page
+    unless it is an installed app, and it is not one (settings.NINJA_DIR says why)."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        self.settings["url"] = self.get_openapi_url(api, kwargs)
+        context = {
+            "swagger_settings": json.dumps(self.settings, indent=1),
+            "api": api,
+            # Bearer tokens only: no cookie authenticates a request, so no CSRF token.
+            "add_csrf": False,
+        }
+        return render(request, self.template, context)
+
+
 api = NinjaAPI(
     title="Citeaudit API",
     version="1",
@@ -51,6 +68,7 @@ api = NinjaAPI(
     ),
     urls_namespace="api",
     auth=TokenAuth(),
+    docs=LocalSwagger(),
 )
 
 
