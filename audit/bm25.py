@@ -223,7 +223,8 @@ def pooled_idf(terms: Sequence[str], indexes: Sequence[SentenceIndex]) -> dict[s
     idf: dict[str, float] = {}
     log = math.log
     if len(indexes) == 1:
-        # Nearly every claim cites one passage: no sum over indexes per term.
+        # Nearly every claim cites one passage: no sum over indexes per term (unpacking
+        # a row of every index's postings per term measured 2-5% slower on an import).
         for term, found in zip(terms, indexes[0].postings_of(terms), strict=True):
             df = len(found)
             idf[term] = log(1.0 + (n - df + 0.5) / (df + 0.5))
@@ -256,13 +257,14 @@ def bm25_scores(
     for bit, (weight, found) in enumerate(weighted):
         flag = 1 << bit
         for sentence, tf in found:
-            # The first term met in a sentence (bit order) starts its score and mask; the
-            # sums are the same, in the same order, as with get(sentence, 0.0).
             norm = k1 * (1.0 - b + b * lengths[sentence] / avgdl)
+            value = weight * tf * k1_plus_1 / (tf + norm)
+            # The first term met in a sentence (bit order) starts its score and mask: the
+            # sums are those of get(sentence, 0.0) + value, in the same order.
             if sentence in masks:
-                scores[sentence] += weight * tf * k1_plus_1 / (tf + norm)
+                scores[sentence] += value
                 masks[sentence] |= flag
             else:
-                scores[sentence] = 0.0 + weight * tf * k1_plus_1 / (tf + norm)
+                scores[sentence] = value
                 masks[sentence] = flag
     return scores, masks
