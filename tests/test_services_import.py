@@ -5,7 +5,7 @@ import sys
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.urls import reverse
 
 from audit.formats import FormatError, parse_file
@@ -20,7 +20,7 @@ from audit.models import (
     Rater,
     RaterLabel,
 )
-from audit.services import answers_import, planner
+from audit.services import answers_import, bulk, planner
 from tests.conftest import FIXTURES, ROOT, import_file, run_queued_jobs
 from tests.formats.helpers import jsonl, native_line
 
@@ -341,6 +341,43 @@ def test_a_large_import_leaves_planner_statistics_of_what_it_wrote(audit_set, mo
             cursor.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = 'audit_claim' LIMIT 1")
             estimated = int(cursor.fetchone()[0].split()[0])
     assert estimated == Claim.objects.count() > 0
+    # Every table an import writes that has rows (SQLite keeps nothing of an empty one).
+    imported = {model._meta.db_table for model in planner.IMPORTED if model.objects.exists()}
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT relname FROM pg_class WHERE reltuples >= 0")
+        else:
+            cursor.execute("SELECT tbl FROM sqlite_stat1")
+        analysed = {name for (name,) in cursor.fetchall()}
+    assert "audit_claimcheck" in imported
+    assert imported - analysed == set()
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="SQLite checks foreign keys at commit only"
+)
+def test_an_import_checks_foreign_keys_per_statement_then_defers_them_again(audit_set):
+    orphan = (10**12, 10**12, "orphan", "A question of no set.")
+    columns = ("id", "audit_set_id", "external_id", "text")
+    # Inside the block a row without its parent is refused by its own statement, not at
+    # commit: the checks run while the import's workers match.
+    with (
+        transaction.atomic(),
+        bulk.foreign_keys_checked_per_statement(),
+        pytest.raises(IntegrityError),
+        transaction.atomic(),
+    ):
+        bulk.insert_rows(Question, columns, [orphan])
+
+    import_file(audit_set, FIXTURES / "demo" / "handmade.jsonl")
+
+    # After the import the rest of the transaction defers them again, as Django expects.
+    with transaction.atomic():
+        bulk.insert_rows(Question, columns, [orphan])
+        with pytest.raises(IntegrityError), connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        transaction.set_rollback(True)
+    assert Claim.objects.filter(answer__audit_set=audit_set).exists()
 
 
 def test_web_import_over_the_size_limit_names_the_files_own_size(client_for, lead, settings):

@@ -8,7 +8,8 @@ compiles an INSERT of every row, which cost more than the matching of an import.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection, models
@@ -51,6 +52,31 @@ def reserve_ids(model: type[models.Model], count: int) -> list[int]:
     return list(range(first, first + count))
 
 
+@contextmanager
+def foreign_keys_checked_per_statement() -> Iterator[None]:
+    """On PostgreSQL, inside a transaction: check foreign keys at the end of each statement
+    while the block runs, instead of at commit.
+
+    Django makes every foreign key DEFERRABLE INITIALLY DEFERRED, so the checks of a bulk
+    import's rows queued up and ran at COMMIT, on one core, after the matching workers were
+    done: 4-9 s of a 50k-task import with the other core idle. Checked per statement, the
+    same checks run while the workers match. The rows must then be written parents first,
+    as the import writes them. SQLite checks at commit whatever this does (0.4 s at 10k).
+
+    Not restored on an error: the transaction or savepoint that rolls back restores the
+    mode with it.
+    """
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    yield
+    with connection.cursor() as cursor:
+        # Every deferrable constraint of the schema is initially deferred (Django's).
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+
+
 def insert_rows(
     model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]
 ) -> None:
@@ -70,7 +96,12 @@ def insert_rows(
     quoted = ", ".join(connection.ops.quote_name(model._meta.get_field(n).column) for n in names)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({quoted}) FROM STDIN") as copy:
+            # COPY goes through psycopg's own cursor: its errors are made Django's here, as
+            # the cursor wrapper would (a foreign key refused per statement, for one).
+            with (
+                connection.wrap_database_errors,
+                cursor.cursor.copy(f"COPY {table} ({quoted}) FROM STDIN") as copy,
+            ):
                 for row in rows:
                     copy.write_row(row)
             return

@@ -45,7 +45,7 @@ from audit.models import (
 from audit.selectors.release import answer_topics
 from audit.services import bulk
 from audit.services.derived import NewClaim, NewClaims, claims_changed, decisions_watched
-from audit.services.planner import planner_statistics_refresh
+from audit.services.planner import IMPORTED, TABLES, planner_statistics_refresh
 from audit.services.restore import people, restore_chunk
 from audit.stored_checks import PassageCache
 
@@ -142,19 +142,20 @@ def answers_import(
                 fresh_chunks = _chunks(_fresh(parsed.records, seen, totals), CHUNK)
                 planned_chunks = _planned(fresh_chunks, workers)
             derived = NewClaims(audit_set_id=audit_set.pk)
-            for chunk in planned_chunks:
-                _import_chunk(
-                    chunk,
-                    audit_set=audit_set,
-                    batch=batch,
-                    filename=filename,
-                    questions=questions,
-                    raters=raters,
-                    totals=totals,
-                    derived=derived,
-                )
-                if progress:
-                    progress(len(chunk))
+            with bulk.foreign_keys_checked_per_statement():
+                for chunk in planned_chunks:
+                    _import_chunk(
+                        chunk,
+                        audit_set=audit_set,
+                        batch=batch,
+                        filename=filename,
+                        questions=questions,
+                        raters=raters,
+                        totals=totals,
+                        derived=derived,
+                    )
+                    if progress:
+                        progress(len(chunk))
 
         batch.answers_created = totals["answers"]
         batch.answers_skipped = totals["skipped"]
@@ -178,7 +179,9 @@ def answers_import(
             else:
                 # New claims only: their derived rows were written with them.
                 derived.finish()
-            planner_statistics_refresh(rows=totals["claims"])
+            planner_statistics_refresh(
+                rows=totals["claims"], tables=TABLES if parsed.format == CITEAUDIT else IMPORTED
+            )
 
     return ImportSummary(
         format=parsed.format,
