@@ -7,6 +7,7 @@ a failed attempt queues the next one later, up to WEBHOOK_MAX_ATTEMPTS.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -154,8 +155,12 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-# No proxies from the environment, no redirects: the body goes to the registered URL only.
-_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects)
+@functools.cache
+def _opener() -> urllib.request.OpenerDirector:
+    """No proxies from the environment, no redirects: the body goes to the registered URL
+    only. Built on the first delivery, not at import: its TLS context loads the system's
+    certificates (about 0.1 s), which every process importing the services paid."""
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects)
 
 
 def _post(webhook: Webhook, event: str, body: bytes) -> tuple[int | None, str]:
@@ -171,7 +176,7 @@ def _post(webhook: Webhook, event: str, body: bytes) -> tuple[int | None, str]:
         },
     )
     try:
-        with _opener.open(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
+        with _opener().open(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
             response.read(_RESPONSE_BYTES)
             return response.status, ""
     except urllib.error.HTTPError as failure:
