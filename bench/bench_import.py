@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -144,6 +145,39 @@ def _postgres_cpu() -> float | None:
     return total / ticks if found else None
 
 
+class _Cores(threading.Thread):
+    """Samples /proc/stat every 0.25 s while a run goes on: the seconds during which the
+    machine used less than one and a half of its two cores. A tail on one core (the end of
+    an import waiting on one process, such as a commit or ANALYZE) shows here, where the
+    CPU totals hide it."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.stopping = threading.Event()
+        self.under = 0.0
+
+    @staticmethod
+    def _read() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+        return sum(values), values[3] + values[4]  # all, idle + waiting on I/O
+
+    def run(self) -> None:
+        cores = os.cpu_count() or 1
+        before, then = self._read(), time.perf_counter()
+        while not self.stopping.wait(0.25):
+            now, at = self._read(), time.perf_counter()
+            total, idle = now[0] - before[0], now[1] - before[1]
+            if total and cores * (1 - idle / total) < 1.5:
+                self.under += at - then
+            before, then = now, at
+
+    def stop(self) -> float:
+        self.stopping.set()
+        self.join()
+        return self.under
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -231,7 +265,10 @@ def main() -> None:
         probe = _probe()
         if args.cli:
             server_before = _postgres_cpu() if engine == "postgresql" else None
+            cores = _Cores()
+            cores.start()
             took, rss, kids, cpu, own, output = _run_cli(path, name, args.workers)
+            under = cores.stop()
             timings.append(took)
             server = ""
             if server_before is not None:
@@ -242,7 +279,8 @@ def main() -> None:
             # workers match: with cores to spare, its CPU seconds bound the wall time.
             print(
                 f"run {run + 1}: {took:.2f} s ({cpu:.1f} s CPU, {own:.1f} s of it in the "
-                f"command's own process), peak RSS {rss:.0f} MB "
+                f"command's own process; under 1.5 cores busy for {under:.1f} s), "
+                f"peak RSS {rss:.0f} MB "
                 f"(largest worker {kids:.0f} MB){server}, {_load()}, probe {probe:.2f} s: "
                 f"{output}"
             )
