@@ -45,7 +45,7 @@ from audit.models import (
 from audit.selectors.release import answer_topics
 from audit.services import bulk
 from audit.services.derived import NewClaim, NewClaims, claims_changed, decisions_watched
-from audit.services.planner import IMPORTED, TABLES, planner_statistics_refresh
+from audit.services.planner import planner_statistics_refresh
 from audit.services.restore import people, restore_chunk
 from audit.stored_checks import PassageCache
 
@@ -179,9 +179,7 @@ def answers_import(
             else:
                 # New claims only: their derived rows were written with them.
                 derived.finish()
-            planner_statistics_refresh(
-                rows=totals["claims"], tables=TABLES if parsed.format == CITEAUDIT else IMPORTED
-            )
+            planner_statistics_refresh(rows=totals["claims"])
 
     return ImportSummary(
         format=parsed.format,
