@@ -353,7 +353,7 @@ def test_a_large_import_leaves_planner_statistics_of_what_it_wrote(audit_set, mo
 
 
 @pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="SQLite checks foreign keys at commit only"
+    connection.vendor != "postgresql", reason="SQLite reports a deferred key refused only at commit"
 )
 def test_an_import_checks_foreign_keys_per_statement_then_defers_them_again(audit_set):
     orphan = (10**12, 10**12, "orphan", "A question of no set.")
