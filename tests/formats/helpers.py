@@ -6,6 +6,7 @@ Kept free of Django so these tests run with `-p no:django`.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "fixtures" / "samples"
 EXPERTQA_SLICE = ROOT / "fixtures" / "expertqa" / "expertqa_slice15.jsonl"
 EXPERTQA_FULL = ROOT / "fixtures" / "expertqa" / "rand_test.jsonl"
+# The public datasets sit beside the checkout (as CI lays them out) unless
+# CITEAUDIT_DATASETS names another folder; tests that read them skip, saying so, without them.
+DATASETS = Path(os.environ.get("CITEAUDIT_DATASETS") or ROOT.parent / "shared" / "datasets")
 
 
 def jsonl(*records: Any) -> bytes:

@@ -8,7 +8,6 @@ Pure Python; no database.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,10 +15,8 @@ import pytest
 from audit.formats import FormatError, parse_file
 from audit.formats.records import Budget
 from audit.formats.verdicts import parse_verdicts
-from tests.formats.helpers import jsonl, native_line
+from tests.formats.helpers import DATASETS, jsonl, native_line
 from tests.formats.test_citeaudit import _answer, _file
-
-DATASETS = Path("/work/shared/datasets")
 
 
 def _error(data: bytes, filename: str, **kwargs: Any) -> str:
@@ -314,7 +311,10 @@ def test_verdicts_refuse_a_nul_in_the_rationale():
 
 
 def test_a_real_csv_file_is_named_as_a_table_not_as_broken_json():
-    data = (DATASETS / "ais" / "ann_wow.csv").read_bytes()
+    path = DATASETS / "ais" / "ann_wow.csv"
+    if not path.exists():
+        pytest.skip(f"the AIS dataset is not at {path} (set CITEAUDIT_DATASETS)")
+    data = path.read_bytes()
 
     assert _error(data, "ann_wow.csv") == (
         "ann_wow.csv: line 1: this is not JSON: it looks like a CSV or TSV table. Citeaudit "
