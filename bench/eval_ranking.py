@@ -29,7 +29,7 @@ the other half reports. Methods: bm25 = BM25 alone (k1 1.2, b 0.75, sentences as
 the module's analyzer); rapidfuzz = token_set_ratio alone; module =
 audit.matching.rank_sentences. --ablate adds the module with one part changed at a time.
 
---wice: real cited web pages instead (WiCE, Kamoi et al. 2023, /work/shared/datasets/wice):
+--wice: real cited web pages instead (WiCE, Kamoi et al. 2023, ../shared/datasets/wice):
 Wikipedia claims with the sentences of the page they cite (menus, headings, dates, cookie
 and share lines included) and the human alternative minimal evidence sets. The page goes in
 as one passage, its lines joined by newlines, as a cited page is stored; a highlight counts

@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/eval_unsupported.py [--fit | --cv] [--errors N]
 
-Data: WiCE non-supported tokens (Kamoi et al. 2023), /work/shared/datasets/wice: partially
+Data: WiCE non-supported tokens (Kamoi et al. 2023), ../shared/datasets/wice: partially
 supported Wikipedia sub-claims, each with its cited web page as a list of sentences (menus and
 boilerplate included) and one boolean per claim token, true where the page does not support
 that part of the claim. Train chose every option; dev only reports (the test split is held
