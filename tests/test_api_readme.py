@@ -1,6 +1,6 @@
-"""The README's API examples, run as written against a live server with a worker process:
-the curl lines, and the five-line script that pushes a run, waits for its job and gates on
-the decision. Also the stdlib gate client's exit codes, over real HTTP."""
+"""The API examples of docs/reference.md, run as written against a live server with a worker
+process: the curl lines, and the five-line script that pushes a run, waits for its job and
+gates on the decision. Also the stdlib gate client's exit codes, over real HTTP."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ SYSTEM = "handmade v1"
 
 
 def _api_blocks() -> list[str]:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("\n## HTTP API\n", 1)[1].split("\n## ", 1)[0]
+    reference = (ROOT / "docs" / "reference.md").read_text()
+    section = reference.split("\n## HTTP API\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```sh\n(.*?)```", section, flags=re.S)
 
 
@@ -63,7 +63,7 @@ def _workdir(tmp_path):
     return tmp_path
 
 
-def test_the_readme_examples_run_as_written(nightly, live_server, start_worker, tmp_path):
+def test_the_reference_examples_run_as_written(nightly, live_server, start_worker, tmp_path):
     curl_lines, script = _api_blocks()
     assert len(script.strip().splitlines()) == 5
     cwd = _workdir(tmp_path)

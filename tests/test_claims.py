@@ -526,7 +526,7 @@ def test_locate_claim_on_expertqa_locates_every_claim() -> None:
                     assert answer[location.start : location.end] == claim["claim_string"].strip()
                 else:
                     fuzzy += 1
-    # As the README says: 1,207 verbatim, 85 after folding markers and whitespace, none lost.
+    # As docs/reference.md says: 1,207 verbatim, 85 after folding markers and whitespace, none lost.
     assert (exact, fuzzy, missing) == (1207, 85, 0)
 
 

@@ -148,12 +148,12 @@ def test_a_csrf_token_from_one_users_session_is_refused_in_another_users_session
     assert list(AuditSet.objects.values_list("name", flat=True)) == ["Own"]
 
 
-def test_the_procfile_lists_the_web_and_worker_processes_the_readme_names():
+def test_the_procfile_lists_the_web_and_worker_processes_the_operations_guide_names():
     procfile = (ROOT / "Procfile").read_text().splitlines()
-    readme = (ROOT / "README.md").read_text()
+    guide = (ROOT / "docs" / "operations.md").read_text()
 
     assert [line.split(":")[0] for line in procfile] == ["web", "worker"]
     assert procfile[1] == "worker: python manage.py db_worker --interval 0.2"
     for line in procfile:
         name, command = line.split(": ", 1)
-        assert f"{name}:{' ' * (7 - len(name))}{command}" in readme
+        assert f"{name}:{' ' * (7 - len(name))}{command}" in guide

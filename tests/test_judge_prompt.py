@@ -100,9 +100,9 @@ def test_any_reply_text_is_a_verdict_or_a_reply_error(content):
     assert reply.judgment
 
 
-def test_the_readme_shows_the_default_template_as_shipped():
+def test_the_reference_shows_the_default_template_as_shipped():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    reference = (Path(__file__).resolve().parents[1] / "docs" / "reference.md").read_text()
 
-    assert DEFAULT_TEMPLATE.strip() in readme
+    assert DEFAULT_TEMPLATE.strip() in reference

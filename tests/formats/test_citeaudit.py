@@ -864,8 +864,8 @@ def test_any_changed_value_is_read_or_refused_with_a_format_error(data, version)
 
 
 def test_the_documented_example_is_a_valid_file():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    doc = readme.split("### The citeaudit JSONL export", 1)[1]
+    reference = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
+    doc = reference.split("### The citeaudit JSONL export", 1)[1]
     records = [part.split("```", 1)[0] for part in doc.split("```json\n")[1:3]]
     data = "".join(json.dumps(json.loads(record), ensure_ascii=False) + "\n" for record in records)
 
