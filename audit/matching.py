@@ -327,7 +327,7 @@ class RankWeights:
     strong match is minimal evidence no more often than any other sentence, so the
     neighbour share that pseudo pages favoured is off and the adjacency bonus small.
     The date bonus and chrome penalty of the later places were chosen on WiCE train + dev
-    with 5-fold cross-validation (bench/README.md: within noise, cheap). rapidfuzz, tried
+    with 5-fold cross-validation (within noise on WiCE, and cheap to compute). rapidfuzz, tried
     on the pseudo pages (bench/eval_ranking.py), stays at weight 0.
     """
 

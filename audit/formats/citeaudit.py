@@ -164,7 +164,7 @@ def parse(doc: JsonFile, filename: str, budget: Budget | None = None) -> ParsedF
     """Validate a citeaudit export, version 1 or 2, and return its answers with their claims
     and review.
 
-    Every line is checked against the schema in README.md; an answer's lines must follow one
+    Every line is checked against the schema in docs/reference.md; an answer's lines must follow one
     another (version 1: agree on the answer's fields; version 2: claim records right after
     their answer record). db_id fields are read and ignored: they are the exporting
     database's keys.

@@ -1,7 +1,7 @@
 """Citeaudit's JSON Lines export, version 2: an answer record (question, answer, passages) then
 one claim record per claim (check, sheets, rater labels, gold); citeaudit.py reads it back.
 
-The layout and fields are documented in README.md, "The citeaudit JSONL export".
+The layout and fields are documented in docs/reference.md, "The citeaudit JSONL export".
 """
 
 from __future__ import annotations
