@@ -769,9 +769,3 @@ def check_claim(
         ungrounded=ungrounded,
         wrong_citation=_wrong_citation(query, cited_prepared, uncited_prepared, best_support),
     )
-
-
-# Suggested unsupported assertions are a model of their own, tuned on other data, so they
-# live apart in audit/unsupported.py (which imports this module when called); re-exported
-# so that callers have one matcher API.
-from audit.unsupported import Span, unsupported_spans  # noqa: E402, F401

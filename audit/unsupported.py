@@ -11,13 +11,10 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from audit.bm25 import MONTHS, STOP_WORDS, TERM, stem
 from audit.bm25 import term as _term
-
-if TYPE_CHECKING:
-    from audit.matching import PreparedPassage
+from audit.matching import PreparedPassage, fold, prepare_passage, verify_quote
 
 __all__ = ["Span", "unsupported_spans"]
 
@@ -194,8 +191,6 @@ class _Claim:
 def _fold_claim(claim: str) -> tuple[str, tuple[int, ...] | None]:
     if claim.isascii():
         return claim.lower(), None
-    from audit.matching import fold  # see unsupported_spans
-
     # Folding may lengthen a character ("ß" -> "ss"): keep where each folded character
     # came from, so that spans still point into the claim as written.
     parts: list[str] = []
@@ -483,10 +478,6 @@ def unsupported_spans(claim: str, evidence: Sequence[str | PreparedPassage]) -> 
     last content word is one span; a claim quoted word for word has none. Spans are
     character offsets into `claim`, sorted, non-overlapping, never inside a word.
     """
-    # Imported here: audit.matching re-exports this function, so a module-level import
-    # would be circular whichever of the two modules is imported first.
-    from audit.matching import PreparedPassage, fold, prepare_passage, verify_quote
-
     read = _read_claim(claim)
     content = [i for i, term in enumerate(read.terms) if term]
     if not content:

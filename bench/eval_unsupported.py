@@ -1,4 +1,4 @@
-"""Token F1 of audit.matching.unsupported_spans on WiCE's human labels of unsupported claim parts.
+"""Token F1 of audit.unsupported.unsupported_spans on WiCE's human labels of unsupported spans.
 
 Run: .venv/bin/python bench/eval_unsupported.py [--fit | --cv] [--errors N]
 
@@ -32,7 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from audit import unsupported  # noqa: E402
-from audit.matching import Span, prepare_passage, unsupported_spans  # noqa: E402
+from audit.matching import prepare_passage  # noqa: E402
+from audit.unsupported import Span, unsupported_spans  # noqa: E402
 
 WICE = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "wice"
 

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from audit import judgments, matching, selectors, services
+from audit import judgments, matching, selectors, services, unsupported
 from audit.forms import ClaimSplitForm, FlagForm, SheetForm, SkipForm
 from audit.models import AuditSheet, Claim, ClaimSkip, GuidelineFlag
 from audit.roles import is_lead
@@ -415,7 +415,7 @@ def _suggestions(statement: str, passages: list) -> list[tuple[int, int]]:
     # Prepared once per process: a long source costs ~10 ms per 10,000 characters to split
     # and index, on every showing of the page otherwise.
     prepared = [matching.cached_passage(text) for text in texts]
-    return [(s.start, s.end) for s in matching.unsupported_spans(statement, prepared)]
+    return [(s.start, s.end) for s in unsupported.unsupported_spans(statement, prepared)]
 
 
 def _render_review(
