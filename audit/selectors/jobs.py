@@ -13,6 +13,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from audit import roles
+from audit.formats.catalogue import EXPORT_FORMATS
 from audit.models import Job
 
 PROGRESS_KEY = "job:{token}:progress"
@@ -79,8 +80,6 @@ def export_expires_at(job: Job) -> datetime | None:
 
 def export_file(job: Job) -> Path | None:
     """A finished export's file while its link lasts; None once it expired or was removed."""
-    from audit.services.exports import EXPORT_FORMATS
-
     expires = export_expires_at(job)
     if job.status != Job.Status.SUCCEEDED or expires is None or expires <= timezone.now():
         return None

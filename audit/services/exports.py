@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from itertools import batched
 from typing import Any
 
@@ -17,6 +16,7 @@ from django.db.models import Count, QuerySet
 
 from audit import judgments, selectors
 from audit.formats import export_csv, export_evidence, export_jsonl, export_sheets, labelled
+from audit.formats.catalogue import EXPORT_FORMATS, Needs
 from audit.models import (
     Adjudication,
     Answer,
@@ -86,65 +86,6 @@ _GOLD_FIELDS = (
     "created_at",
     "updated_at",
 )
-
-
-@dataclass(frozen=True)
-class _Needs:
-    """What a format reads, so the others skip long texts and unused tables."""
-
-    texts: bool  # answer and passage texts
-    drafts: bool  # draft sheets besides submitted ones
-    checks: bool  # machine checks
-    extras: bool  # assignments and rater labels
-
-
-@dataclass(frozen=True)
-class ExportFormat:
-    name: str
-    label: str
-    description: str
-    extension: str
-    content_type: str
-    needs: _Needs
-
-
-EXPORT_FORMATS: dict[str, ExportFormat] = {
-    f.name: f
-    for f in (
-        ExportFormat(
-            "jsonl",
-            "JSON Lines",
-            "Everything, a line per answer and per claim; import_answers reads it back.",
-            "jsonl",
-            "application/x-ndjson; charset=utf-8",
-            _Needs(texts=True, drafts=True, checks=True, extras=True),
-        ),
-        ExportFormat(
-            "audit-sheets",
-            "Audit sheets",
-            "Submitted sheets and gold records as a JSON array.",
-            "json",
-            "application/json; charset=utf-8",
-            _Needs(texts=False, drafts=False, checks=False, extras=False),
-        ),
-        ExportFormat(
-            "csv",
-            "Claims table",
-            "One row per claim for spreadsheets.",
-            "csv",
-            "text/csv; charset=utf-8",
-            _Needs(texts=False, drafts=True, checks=True, extras=False),
-        ),
-        ExportFormat(
-            "evidence",
-            "Evidence table",
-            "Every evidence span checked against its passage (CSV).",
-            "csv",
-            "text/csv; charset=utf-8",
-            _Needs(texts=True, drafts=True, checks=False, extras=False),
-        ),
-    )
-}
 
 
 def export_answer_count(*, audit_set: AuditSet) -> int:
@@ -217,7 +158,7 @@ def _sheet_slots(audit_set: AuditSet) -> int:
 def labelled_answers(
     *,
     audit_set: AuditSet,
-    needs: _Needs = EXPORT_FORMATS["jsonl"].needs,
+    needs: Needs = EXPORT_FORMATS["jsonl"].needs,
     progress: Callable[[int], None] | None = None,
     chunk_size: int = CHUNK,
     viewer: AbstractBaseUser | None = None,
@@ -247,7 +188,7 @@ def labelled_answers(
 
 def _answers(
     rows: list[dict[str, Any]],
-    needs: _Needs,
+    needs: Needs,
     *,
     blind: set[int] = frozenset(),
     viewer: AbstractBaseUser | None = None,

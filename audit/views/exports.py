@@ -13,7 +13,8 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_http_methods
 
 from audit import selectors, services
-from audit.services.exports import EXPORT_FORMATS, export_stream
+from audit.formats.catalogue import EXPORT_FORMATS
+from audit.services.exports import export_stream
 from audit.views import access
 
 

@@ -11,8 +11,8 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST, require_safe
 
 from audit import selectors, services
+from audit.formats.catalogue import EXPORT_FORMATS
 from audit.models import Job
-from audit.services.exports import EXPORT_FORMATS
 from audit.views import access
 from audit.views.access import HtmxHttpRequest
 from audit.views.exports import attachment
