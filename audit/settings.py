@@ -342,3 +342,12 @@ if OIDC_ENABLED:
             ]
         }
     }
+
+# ------------------------------------------------------- request refusals, proxies, logs
+# A NUL character in a request's address, query or body is refused first, with a 400 that
+# says where (audit.middleware.NulRefusalMiddleware); a failed database is a 503 with
+# Retry-After (audit.views.errors.server_error).
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("whitenoise.middleware.WhiteNoiseMiddleware") + 1,
+    "audit.middleware.NulRefusalMiddleware",
+)
