@@ -375,3 +375,24 @@ if isinstance(CITEAUDIT_TRUSTED_PROXIES, list):
                 "the app, or their addresses or networks separated by commas."
             ) from _error
 AXES_CLIENT_IP_CALLABLE = "audit.client_address.client_address"
+
+# Invitation and password-reset tokens travel in addresses: every log handler masks them
+# (audit.log_redaction), runserver's request log included; gunicorn gets the same filter
+# through `manage.py serve`.
+LOGGING["filters"] = {"redact_tokens": {"()": "audit.log_redaction.TokenFilter"}}
+LOGGING["handlers"]["console"]["filters"] = ["redact_tokens"]
+LOGGING["formatters"] = {
+    "django.server": {
+        "()": "django.utils.log.ServerFormatter",
+        "format": "[{server_time}] {message}",
+        "style": "{",
+    }
+}
+LOGGING["handlers"]["django.server"] = {
+    "class": "logging.StreamHandler",
+    "formatter": "django.server",
+    "filters": ["redact_tokens"],
+}
+LOGGING["loggers"] = {
+    "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False}
+}
