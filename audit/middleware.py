@@ -127,7 +127,12 @@ def nul_found_in(request: HttpRequest) -> str:
             for key, values in request.POST.lists()
         ):
             return "form"
-    elif content_type == "application/json" or content_type.endswith("+json"):
+    elif (
+        content_type == "application/json"
+        or content_type.endswith("+json")
+        # The API reads a body as JSON whatever type it is sent as.
+        or request.path.startswith("/api/")
+    ):
         body = request.body
         if b"\x00" in body:
             return "JSON body"

@@ -57,6 +57,12 @@ def test_a_nul_in_an_api_json_body_is_a_400(opened, lead):
         json.dumps({"name": "x\u0000y"}),
         content_type="application/json",
     )
+    untyped = client.generic(
+        "PATCH",
+        f"/api/v1/sets/{opened.pk}/settings",
+        json.dumps({"description": "x\u0000y"}),
+        content_type="text/plain",
+    )
     # The escape written as text (a backslash, then u0000) is no NUL and goes through.
     escaped = client.patch(
         f"/api/v1/sets/{opened.pk}/settings",
@@ -64,7 +70,7 @@ def test_a_nul_in_an_api_json_body_is_a_400(opened, lead):
         content_type="application/json",
     )
 
-    assert (created.status_code, patched.status_code) == (400, 400)
+    assert (created.status_code, patched.status_code, untyped.status_code) == (400, 400, 400)
     assert "JSON body" in created.json()["detail"]
     assert escaped.status_code == 200
     opened.refresh_from_db()
