@@ -394,5 +394,8 @@ LOGGING["handlers"]["django.server"] = {
     "filters": ["redact_tokens"],
 }
 LOGGING["loggers"] = {
-    "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False}
+    "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
+    # Django's own console handler (DEBUG only) would write the same lines unmasked: its
+    # records go to the root's masked handler instead.
+    "django": {"handlers": [], "level": "INFO"},
 }

@@ -142,3 +142,17 @@ def test_the_filter_masks_a_formatted_record():
 
     assert TokenFilter().filter(record) is True
     assert record.getMessage() == f"Not Found: /invitations/{MASK}/"
+
+
+def test_every_handler_that_django_logs_reach_masks_tokens():
+    """Django's own DEBUG console handler would write a second, unmasked copy: each handler
+    a record of Django's, the runserver's or axes' reaches carries the filter."""
+    reached = []
+    for name in ("django.request", "django.server", "django.security.csrf", "axes"):
+        logger: logging.Logger | None = logging.getLogger(name)
+        while logger is not None:
+            reached += [h for h in logger.handlers if not type(h).__module__.startswith("_pytest")]
+            logger = logger.parent if logger.propagate else None
+
+    assert reached
+    assert all(any(isinstance(f, TokenFilter) for f in h.filters) for h in reached)
