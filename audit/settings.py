@@ -6,11 +6,13 @@ hardened cookie, HSTS and SSL settings that `check --deploy` asks for.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from importlib.util import find_spec
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -342,3 +344,58 @@ if OIDC_ENABLED:
             ]
         }
     }
+
+# ------------------------------------------------------- request refusals, proxies, logs
+# A NUL character in a request's address, query or body is refused first, with a 400 that
+# says where (audit.middleware.NulRefusalMiddleware); a failed database is a 503 with
+# Retry-After (audit.views.errors.server_error).
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("whitenoise.middleware.WhiteNoiseMiddleware") + 1,
+    "audit.middleware.NulRefusalMiddleware",
+)
+
+# Behind a reverse proxy every request comes from the proxy's address: login lock-out and
+# the password-reset limit would count the whole site as one client. CITEAUDIT_TRUSTED_PROXIES
+# is either the number of proxies in front of the app (each appends to X-Forwarded-For), or
+# their addresses or networks separated by commas; unset, X-Forwarded-For is ignored
+# (audit.client_address). See docs/operations-proxies.md.
+_trusted_proxies = os.environ.get("CITEAUDIT_TRUSTED_PROXIES", "").strip()
+CITEAUDIT_TRUSTED_PROXIES: int | list[str] = (
+    int(_trusted_proxies)
+    if _trusted_proxies.isdigit()
+    else [entry.strip() for entry in _trusted_proxies.split(",") if entry.strip()]
+)
+if isinstance(CITEAUDIT_TRUSTED_PROXIES, list):
+    for _entry in CITEAUDIT_TRUSTED_PROXIES:
+        try:
+            ipaddress.ip_network(_entry, strict=False)
+        except ValueError as _error:
+            raise ImproperlyConfigured(
+                f"CITEAUDIT_TRUSTED_PROXIES: {_error}. Give the number of proxies in front of "
+                "the app, or their addresses or networks separated by commas."
+            ) from _error
+AXES_CLIENT_IP_CALLABLE = "audit.client_address.client_address"
+
+# Invitation and password-reset tokens travel in addresses: every log handler masks them
+# (audit.log_redaction), runserver's request log included; gunicorn gets the same filter
+# through `manage.py serve`.
+LOGGING["filters"] = {"redact_tokens": {"()": "audit.log_redaction.TokenFilter"}}
+LOGGING["handlers"]["console"]["filters"] = ["redact_tokens"]
+LOGGING["formatters"] = {
+    "django.server": {
+        "()": "django.utils.log.ServerFormatter",
+        "format": "[{server_time}] {message}",
+        "style": "{",
+    }
+}
+LOGGING["handlers"]["django.server"] = {
+    "class": "logging.StreamHandler",
+    "formatter": "django.server",
+    "filters": ["redact_tokens"],
+}
+LOGGING["loggers"] = {
+    "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
+    # Django's own console handler (DEBUG only) would write the same lines unmasked: its
+    # records go to the root's masked handler instead.
+    "django": {"handlers": [], "level": "INFO"},
+}

@@ -145,6 +145,8 @@ urlpatterns = [
 if settings.OIDC_ENABLED:
     urlpatterns.append(path("accounts/", include("allauth.urls")))
 
-# 400 and 500 keep Django's handlers, which render templates/400.html and 500.html.
+# 400 keeps Django's handler, which renders templates/400.html; 500 is Django's unless the
+# database failed (503).
+handler500 = "audit.views.errors.server_error"
 handler403 = "audit.views.errors.permission_denied"
 handler404 = "audit.views.errors.page_not_found"

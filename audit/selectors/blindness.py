@@ -24,23 +24,27 @@ from audit.models import (
 def blind_claims(*, user) -> QuerySet:
     """Claim ids (for `pk__in=`) on which `user` may see no sheet but their own, nor what
     the other sheets decide (status, counts, gold, provisional verdicts): the claims
-    assigned to them whose own sheet is not submitted.
+    assigned to them on which some assigned reviewer has not submitted yet, their own
+    sheet included.
 
     The one rule for every page, export and count that shows sheets per claim, whatever
-    the user's other roles: a lead who also reviews is as blind as any reviewer until they
-    submit.
+    the user's other roles: a lead who also reviews is as blind as any reviewer until
+    every sheet is in. Waiting for their own submit only was not enough: a co-reviewer's
+    draft could then be read, and the reader's sheet reopened to follow it while no sheet
+    was yet in to mark the reopen as non-independent (services.sheet_reopen).
     """
     if user is None or not user.is_authenticated:
         return Assignment.objects.none().values("claim_id")
-    own_submitted = AuditSheet.objects.filter(
-        claim=OuterRef("claim"), reviewer=user, status=AuditSheet.Status.SUBMITTED
+    submitted = AuditSheet.objects.filter(
+        claim=OuterRef("claim"), reviewer=OuterRef("reviewer"), status=AuditSheet.Status.SUBMITTED
     )
+    waiting = Assignment.objects.filter(claim=OuterRef("claim")).exclude(Exists(submitted))
     # A control claim stays blind to the reviewer it was mixed in for, submitted or not:
     # seeing its gold or status at once would tell a control from any other claim.
     controls = ControlAssignment.objects.filter(reviewer=user).values("claim_id")
     return (
         Assignment.objects.filter(reviewer=user)
-        .exclude(Exists(own_submitted))
+        .filter(Exists(waiting))
         .values("claim_id")
         .union(controls)
     )

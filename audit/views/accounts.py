@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 
-from axes.helpers import get_client_ip_address
 from django.contrib.auth import views as auth_views
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+
+from audit.client_address import client_address
 
 # Within one hour: reset emails sent to one address, and reset requests from one client.
 PER_ADDRESS = 3
@@ -38,7 +39,8 @@ class PasswordResetView(auth_views.PasswordResetView):
     the same as ever, so it tells nobody whether the address has an account."""
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        client = get_client_ip_address(request) or "unknown"
+        # The person behind the proxies (CITEAUDIT_TRUSTED_PROXIES), not the proxy.
+        client = client_address(request) or "unknown"
         if _count(_key("client", client)) > PER_CLIENT:
             response = render(request, "registration/password_reset_limited.html", status=429)
             response["Retry-After"] = str(WINDOW_SECONDS)

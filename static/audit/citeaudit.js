@@ -469,8 +469,9 @@ function spanButton(label, className) {
       csrfStale = true;
       retryLater("Not saved: your session has ended. Log in again in another tab.");
     } else if (status === 503) {
-      // SQLite's one writer was held by a long job (an import): nothing was written.
-      retryLater("Not saved yet: the database is busy with an import or a recomputation.");
+      // SQLite's one writer was held by a long job (an import), or the database could not
+      // be reached (a restart, a failover): either way nothing was written.
+      retryLater("Not saved yet: the database is busy or cannot be reached.");
     } else if (status >= 200 && status < 300) {
       retryLater("Not saved: unexpected answer from the server.");
     } else {

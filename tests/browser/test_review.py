@@ -208,7 +208,7 @@ def test_a_save_refused_while_the_database_is_busy_is_kept_and_sent_again(
     _saved(page)
 
     assert message.startswith(
-        "Not saved yet: the database is busy with an import or a recomputation. Retrying in"
+        "Not saved yet: the database is busy or cannot be reached. Retrying in"
     )
     assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).judgment == "not_supported"
 

@@ -65,6 +65,9 @@ class Command(BaseCommand):
             # idle connections just as the next autosave is sent on them.
             "--keep-alive=75",
             "--access-logfile=-",
+            # Invitation and password-reset links carry their token in the address: masked
+            # in the access log (request line and Referer) and the error log.
+            "--logger-class=audit.log_redaction.RedactingGunicornLogger",
         ]
         self.stdout.write(f"gunicorn on {bind}: {workers} workers × {threads} threads")
         sys.stdout.flush()
