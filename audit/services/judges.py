@@ -225,14 +225,15 @@ def judge_run_start(*, judge: Judge, subset: str, system: str = "", user) -> Jud
     """
     if not judge.has_threshold:
         raise JudgeError("Write down the acceptance threshold before the first run.")
-    refusal = judge_refusal(judge)
-    if refusal:
-        raise JudgeError(f"This judge cannot run: {refusal}")
     claim_ids = subset_claims(audit_set=judge.audit_set, subset=subset, system=system)
     if not claim_ids:
         raise JudgeError("No claims in this subset.")
     with transaction.atomic():
         judge = Judge.objects.select_for_update().get(pk=judge.pk)
+        # The settings as stored: saved before the rules, or the operator's changed since.
+        refusal = judge_refusal(judge)
+        if refusal:
+            raise JudgeError(f"This judge cannot run: {refusal}")
         if judge.threshold_locked_at is None:
             judge.threshold_locked_at = timezone.now()
             judge.save(update_fields=["threshold_locked_at"])

@@ -15,6 +15,7 @@ import secrets
 from collections.abc import Iterable
 from datetime import timedelta
 from http import HTTPStatus
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -38,16 +39,20 @@ class WebhookRefused(Exception):
 def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user) -> Webhook:
     """Register a URL for some events of a set, with a new secret of its own."""
     url = url.strip()
-    try:
-        URLValidator(schemes=["http", "https"])(url)
-    except ValidationError:
-        raise WebhookRefused(
-            f"“{url[:200]}” is not a web address: a webhook URL starts with http:// or https://."
-        ) from None
+    not_web = WebhookRefused(
+        f"“{url[:200]}” is not a web address: a webhook URL starts with http:// or https://."
+    )
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise not_web
+    # The address first: its refusal says why (URLValidator would call 127.1 malformed).
     try:
         egress.check_url(url, egress.Allow.parse(settings.EGRESS_ALLOW))
     except egress.EgressRefused as refusal:
         raise WebhookRefused(str(refusal)) from None
+    try:
+        URLValidator(schemes=["http", "https"])(url)
+    except ValidationError:
+        raise not_web from None
     events = sorted(set(events))
     unknown = set(events) - set(Webhook.Event.values)
     if unknown:
