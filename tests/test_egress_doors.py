@@ -21,7 +21,7 @@ from audit.models import Job, Judge, JudgeRun, JudgeVerdict, Webhook, WebhookDel
 from audit.services import judges
 from audit.services.webhooks import webhook_deliver
 from tests.conftest import refund_set_with_gold, run_queued_jobs
-from tests.test_egress import REFUSED
+from tests.egress_spellings import REFUSED
 
 pytestmark = pytest.mark.django_db
 
@@ -225,17 +225,32 @@ def test_the_judge_form_refuses_a_server_setting_and_shows_no_value(
 
 
 def test_a_judge_key_goes_only_to_the_hosts_the_operator_named_for_it(
-    lead, settings, loopback_allowed
+    lead, receivers, settings, loopback_allowed, server_secrets
 ):
     audit_set, _claims = refund_set_with_gold(lead)
-    settings.JUDGE_KEY_HOSTS = ["CITEAUDIT_JUDGE_KEY_OPENAI=api.openai.com"]
+    receiver = receivers()
+    settings.JUDGE_KEY_HOSTS = [
+        "CITEAUDIT_JUDGE_KEY_OPENAI=api.openai.com",
+        "CITEAUDIT_JUDGE_KEY_TEST=127.0.0.1",
+    ]
 
     with pytest.raises(judges.JudgeRefused, match="CITEAUDIT_JUDGE_KEY_OPENAI may not be sent"):
         judges.judge_create(
             audit_set=audit_set,
-            fields=_fields("http://127.0.0.1:9/v1", api_key_env="CITEAUDIT_JUDGE_KEY_OPENAI"),
+            fields=_fields(receiver.url(), api_key_env="CITEAUDIT_JUDGE_KEY_OPENAI"),
             user=lead,
         )
+    judge = judges.judge_create(
+        audit_set=audit_set,
+        fields=_fields(receiver.url(), api_key_env="CITEAUDIT_JUDGE_KEY_TEST"),
+        user=lead,
+    )
+    _job, errors = _run_all(judge, lead)
+
+    assert len(receiver.requests) >= 3
+    bearer = b"authorization: bearer " + SERVER_SECRET.lower().encode()
+    assert all(bearer in r.lower() for r in receiver.requests)
+    assert all(SERVER_SECRET not in e for e in errors)
 
 
 def test_a_judge_saved_before_the_rules_never_sends_a_server_secret(
@@ -263,25 +278,6 @@ def test_a_judge_saved_before_the_rules_never_sends_a_server_secret(
     assert SERVER_SECRET not in page + run_page + job.error
     with pytest.raises(judges.JudgeError, match="This judge cannot run"):
         judges.judge_run_start(judge=judge, subset=JudgeRun.Subset.ALL, user=lead)
-
-
-def test_a_judge_key_reaches_its_allowed_host_only_as_the_bearer_token(
-    lead, receivers, loopback_allowed, server_secrets
-):
-    audit_set, _claims = refund_set_with_gold(lead)
-    receiver = receivers()
-    judge = judges.judge_create(
-        audit_set=audit_set,
-        fields=_fields(receiver.url(), api_key_env="CITEAUDIT_JUDGE_KEY_TEST"),
-        user=lead,
-    )
-
-    _job, errors = _run_all(judge, lead)
-
-    assert len(receiver.requests) >= 3
-    bearer = b"authorization: bearer " + SERVER_SECRET.lower().encode()
-    assert all(bearer in r.lower() for r in receiver.requests)
-    assert all(SERVER_SECRET not in e for e in errors)
 
 
 # -------------------------------------------------------------- refused addresses
