@@ -7,6 +7,7 @@ hardened cookie, HSTS and SSL settings that `check --deploy` asks for.
 from __future__ import annotations
 
 import os
+from importlib import import_module
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -352,6 +353,8 @@ EGRESS_ALLOW = [
     for entry in os.environ.get("CITEAUDIT_EGRESS_ALLOW", "").split(",")
     if entry.strip()
 ]
+# An entry that is neither a host name nor a range stops the start, not a later request.
+import_module("audit.egress").Allow.parse(EGRESS_ALLOW)
 # A judge's reply is read up to this size; a larger one is refused, not read whole.
 JUDGE_MAX_REPLY_BYTES = int(os.environ.get("CITEAUDIT_JUDGE_MAX_REPLY_BYTES", str(2 * 1024 * 1024)))
 # A judge may send only a key the operator put in an environment variable named
