@@ -298,6 +298,37 @@ def test_every_spelling_of_a_refused_address_is_refused_for_a_judge_and_a_webhoo
     assert not Judge.objects.exists() and not Webhook.objects.exists()
 
 
+def test_editing_a_judge_to_a_refused_url_or_a_server_setting_is_refused(
+    client_for, lead, loopback_allowed
+):
+    audit_set, _claims = refund_set_with_gold(lead)
+    judge = judges.judge_create(
+        audit_set=audit_set, fields=_fields("http://127.0.0.1:9/v1"), user=lead
+    )
+    client = client_for(lead)
+    form = client.get(judge.get_absolute_url()).context["form"]
+    data = {name: form[name].value() for name in form.fields}
+    data["price_per_million"] = ""
+
+    to_metadata = client.post(
+        judge.get_absolute_url(), {**data, "base_url": "http://[::ffff:169.254.169.254]/v1"}
+    )
+    to_secret = client.post(judge.get_absolute_url(), {**data, "api_key_env": "DATABASE_URL"})
+
+    assert list(to_metadata.context["form"].errors) == ["base_url"]
+    assert (
+        to_metadata.context["form"]
+        .errors["base_url"][0]
+        .startswith(
+            "::ffff:169.254.169.254 (::ffff:a9fe:a9fe) is a link-local address (cloud metadata "
+            "lives there), written as IPv6: "
+        )
+    )
+    assert list(to_secret.context["form"].errors) == ["api_key_env"]
+    judge.refresh_from_db()
+    assert (judge.base_url, judge.api_key_env) == ("http://127.0.0.1:9/v1", "")
+
+
 def test_the_webhook_form_says_why_it_refuses_a_metadata_address(client_for, lead, handmade):
     response = client_for(lead).post(
         reverse("audit:set-webhooks", args=[handmade.pk]),
