@@ -325,6 +325,8 @@ def test_editing_a_judge_to_a_refused_url_or_a_server_setting_is_refused(
         )
     )
     assert list(to_secret.context["form"].errors) == ["api_key_env"]
+    # The saved judge can still run: the page does not take the refused edit for it.
+    assert "This judge cannot run" not in to_secret.content.decode()
     judge.refresh_from_db()
     assert (judge.base_url, judge.api_key_env) == ("http://127.0.0.1:9/v1", "")
 

@@ -100,7 +100,8 @@ def judge_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             else:
                 messages.success(request, "Saved; the version is unchanged.")
             return redirect(judge)
-    judge.refresh_from_db(fields=["name"])
+    # The form set what was posted on the judge; the page shows what is saved.
+    judge.refresh_from_db(fields=["name", "base_url", "api_key_env"])
     return access.render_page_or_partial(
         request, "audit/judge_detail.html", "judge-runs", _detail_context(judge, form)
     )
