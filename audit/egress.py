@@ -383,6 +383,9 @@ def _cut(sock: socket.socket, cut: threading.Event) -> None:
 def _why(failure: BaseException) -> str:
     # Never the exception's text for a malformed reply: http.client puts the offending
     # line of the reply in it, which is the other side's words.
+    if isinstance(failure, ssl.SSLError):  # before ValueError: a failed check is both
+        verify = getattr(failure, "verify_message", None)
+        return f"TLS {failure.reason or 'handshake failed'}" + (f" ({verify})" if verify else "")
     if isinstance(failure, http.client.HTTPException | ValueError):
         return "not a valid HTTP reply"
     text = getattr(failure, "strerror", None) or type(failure).__name__

@@ -8,7 +8,10 @@ stand-in resolver, and nothing connects to any other address."""
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,7 +19,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from django.urls import reverse
 
-from audit import services
+from audit import egress, services
 from audit.models import Job, Judge, JudgeRun, JudgeVerdict, Webhook, WebhookDelivery
 from audit.services import judges
 from audit.services.webhooks import webhook_deliver
@@ -536,3 +539,72 @@ def test_a_webhook_redirect_is_not_followed(
         "not followed."
     )
     assert len(receiver.requests) == 1 and elsewhere.requests == []
+
+
+def _self_signed(tmp_path) -> tuple[str, str]:
+    """A certificate for localhost and 127.0.0.1 that no system trusts."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return str(cert_file), str(key_file)
+
+
+def test_https_to_a_pinned_address_still_checks_the_certificate(tmp_path, settings):
+    cert, key = _self_signed(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    received: list[bytes] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with contextlib.suppress(OSError), context.wrap_socket(conn, server_side=True) as tls:
+            received.append(tls.recv(65536))
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        with pytest.raises(egress.EgressError, match="CERTIFICATE_VERIFY_FAILED"):
+            egress.fetch(
+                "POST",
+                f"https://localhost:{port}/hook",
+                allow=egress.Allow.parse(["localhost"]),
+                deadline=5,
+                max_bytes=0,
+                body=SERVER_SECRET.encode(),
+            )
+    finally:
+        listener.close()
+    assert received == []
