@@ -272,20 +272,20 @@ def fetch(
     url: str,
     *,
     allow: Allow,
-    deadline: float,
+    time_limit: float,
     max_bytes: int,
     headers: dict[str, str] | None = None,
     body: bytes = b"",
 ) -> Reply:
     """Send one request and read its reply, guarded: the host is resolved once and every
     address checked, the connection goes to a checked address (a second lookup cannot
-    change it), a redirect is an error, the whole exchange ends within `deadline` seconds
+    change it), a redirect is an error, the whole exchange ends within `time_limit` seconds
     however slowly the other side sends, and a reply body over `max_bytes` is refused
     without reading it whole (0: the body is not read, only the status).
 
     Raises EgressError (or a subclass) with a message that never holds the reply's body.
     """
-    end = time.monotonic() + deadline
+    end = time.monotonic() + time_limit
     target = _target(url, allow)
     addresses = _resolve(target.host, target.port, end)
     if not target.by_name:
@@ -315,7 +315,7 @@ def fetch(
         watchdog.cancel()
         connection.close()
     # A reply cut at the deadline may look complete (the socket just ends): never kept.
-    raise EgressTimeout(f"No complete reply from {target.host} within {deadline:g} s.")
+    raise EgressTimeout(f"No complete reply from {target.host} within {time_limit:g} s.")
 
 
 def _read(response: http.client.HTTPResponse, target: Target, max_bytes: int) -> Reply:

@@ -601,7 +601,7 @@ def test_https_to_a_pinned_address_still_checks_the_certificate(tmp_path, settin
                 "POST",
                 f"https://localhost:{port}/hook",
                 allow=egress.Allow.parse(["localhost"]),
-                deadline=5,
+                time_limit=5,
                 max_bytes=0,
                 body=SERVER_SECRET.encode(),
             )

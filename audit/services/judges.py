@@ -476,7 +476,7 @@ def _guarded_http_client(judge: Judge):
                     request.method,
                     str(request.url),
                     allow=allow,
-                    deadline=judge.timeout_seconds,
+                    time_limit=judge.timeout_seconds,
                     max_bytes=settings.JUDGE_MAX_REPLY_BYTES,
                     headers=dict(request.headers),
                     body=request.read(),

@@ -165,7 +165,7 @@ def _post(webhook: Webhook, event: str, body: bytes) -> tuple[int | None, str]:
             "POST",
             webhook.url,
             allow=egress.Allow.parse(settings.EGRESS_ALLOW),
-            deadline=settings.WEBHOOK_TIMEOUT_SECONDS,
+            time_limit=settings.WEBHOOK_TIMEOUT_SECONDS,
             max_bytes=0,
             body=body,
             headers={
