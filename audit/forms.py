@@ -566,7 +566,10 @@ class JudgeForm(forms.ModelForm):
             "base_url": "An OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 or "
             "http://localhost:8001/v1 (vLLM, Ollama, LiteLLM).",
             "max_concurrency": "Requests in flight at once (1–32).",
-            "timeout_seconds": "A request with no reply after this long is stored as a timeout.",
+            "timeout_seconds": "A request with no complete reply after this long is stored as a "
+            "timeout.",
+            "api_key_env": "The name of an environment variable the operator set for judges, "
+            "CITEAUDIT_JUDGE_KEY_<NAME>; empty: no key.",
         }
 
     def clean_base_url(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from importlib import import_module
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -399,3 +400,26 @@ LOGGING["loggers"] = {
     # records go to the root's masked handler instead.
     "django": {"handlers": [], "level": "INFO"},
 }
+
+# ------------------------------------------------------------------------------ egress
+# Outgoing requests (judges, webhooks) go only to public addresses; these host names and
+# ranges (comma-separated, e.g. "localhost,127.0.0.1,::1" for a model server on this
+# machine, or "10.0.8.0/24") are let through as well.
+EGRESS_ALLOW = [
+    entry.strip()
+    for entry in os.environ.get("CITEAUDIT_EGRESS_ALLOW", "").split(",")
+    if entry.strip()
+]
+# An entry that is neither a host name nor a range stops the start, not a later request.
+import_module("audit.egress").Allow.parse(EGRESS_ALLOW)
+# A judge's reply is read up to this size; a larger one is refused, not read whole.
+JUDGE_MAX_REPLY_BYTES = int(os.environ.get("CITEAUDIT_JUDGE_MAX_REPLY_BYTES", str(2 * 1024 * 1024)))
+# A judge may send only a key the operator put in an environment variable named
+# CITEAUDIT_JUDGE_KEY_<NAME>, and only to the hosts named for it here: comma-separated
+# "CITEAUDIT_JUDGE_KEY_<NAME>=host" entries (one per host), e.g.
+# "CITEAUDIT_JUDGE_KEY_OPENAI=api.openai.com".
+JUDGE_KEY_HOSTS = [
+    entry.strip()
+    for entry in os.environ.get("CITEAUDIT_JUDGE_KEY_HOSTS", "").split(",")
+    if entry.strip()
+]

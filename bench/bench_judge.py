@@ -41,6 +41,8 @@ def main() -> None:
         os.environ["DATABASE_URL"] = f"sqlite:///{Path(tmp) / 'bench.sqlite3'}"
         os.environ["CITEAUDIT_CACHE_DIR"] = str(Path(tmp) / "cache")
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "audit.settings")
+        # The fake endpoint is on loopback, which the server refuses unless allowed.
+        os.environ["CITEAUDIT_EGRESS_ALLOW"] = "127.0.0.1"
         import django
 
         django.setup()

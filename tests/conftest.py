@@ -362,3 +362,15 @@ def stored_import_rows(audit_set: AuditSet) -> list:
                 )
             )
     return rows
+
+
+@pytest.fixture
+def egress_loopback(settings, monkeypatch):
+    """Let outgoing requests reach this test's own receivers on loopback, as an operator with
+    a model server on the same machine would (the server refuses loopback otherwise), and
+    let the test judge key CITEAUDIT_JUDGE_KEY_TEST go there; in this process and in the
+    worker processes it starts (which read the environment)."""
+    settings.EGRESS_ALLOW = ["127.0.0.1", "::1", "localhost"]
+    settings.JUDGE_KEY_HOSTS = ["CITEAUDIT_JUDGE_KEY_TEST=127.0.0.1"]
+    monkeypatch.setenv("CITEAUDIT_EGRESS_ALLOW", ",".join(settings.EGRESS_ALLOW))
+    monkeypatch.setenv("CITEAUDIT_JUDGE_KEY_HOSTS", ",".join(settings.JUDGE_KEY_HOSTS))

@@ -154,7 +154,7 @@ def all_url_names() -> list[tuple[str, str]]:
 
 
 @pytest.fixture
-def world(lead):
+def world(lead, egress_loopback):
     reviewer_a = UserFactory(username="rev_a", role="reviewer")
     reviewer_b = UserFactory(username="rev_b", role="reviewer")
     audit_set = AuditSet.objects.create(workspace=default_workspace(), name="Matrix")

@@ -29,7 +29,7 @@ from tests import fake_llm as fake
 from tests.conftest import api_client, refund_set_with_gold, run_queued_jobs
 from tests.factories import submitted_sheet
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback")]
 
 # Verdicts that agree with the refund example's gold, sentence numbers as the prompt shows
 # them: S1 consumers' 30 days, S2 business 14 days, S3 refunds, S4 software.
@@ -210,15 +210,15 @@ def test_an_unreachable_endpoint_is_a_stored_error_on_every_claim(refund, lead):
 
 def test_a_missing_key_variable_fails_the_job_naming_it(refund, lead, fake_llm, monkeypatch):
     audit_set, _claims = refund
-    monkeypatch.delenv("CITEAUDIT_TEST_NO_SUCH_KEY", raising=False)
-    judge = _judge(audit_set, lead, fake_llm.base_url, api_key_env="CITEAUDIT_TEST_NO_SUCH_KEY")
+    monkeypatch.delenv("CITEAUDIT_JUDGE_KEY_TEST", raising=False)
+    judge = _judge(audit_set, lead, fake_llm.base_url, api_key_env="CITEAUDIT_JUDGE_KEY_TEST")
     judges.judge_run_start(judge=judge, subset=JudgeRun.Subset.ALL, user=lead)
 
     (job,) = run_queued_jobs()
 
     assert job.status == Job.Status.FAILED
     assert job.error == (
-        "The environment variable CITEAUDIT_TEST_NO_SUCH_KEY is not set where the worker runs."
+        "The environment variable CITEAUDIT_JUDGE_KEY_TEST is not set where the worker runs."
     )
     assert fake_llm.requests == []
 

@@ -26,7 +26,7 @@ from tests.conftest import api_client, run_queued_jobs
 from tests.factories import claim_at, default_workspace, submit_sheet
 from tests.formats.helpers import jsonl, native_line
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback")]
 
 
 @dataclass

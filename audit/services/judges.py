@@ -9,6 +9,7 @@ cancelled or stopped run keeps what it has and resuming it asks only about the r
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -20,6 +21,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from audit import egress
 from audit.judge_calibration import Threshold, meets
 from audit.judge_prompt import (
     DEFAULT_TEMPLATE,
@@ -56,14 +58,72 @@ TRANSPORT_FIELDS = ("base_url", "api_key_env", "max_concurrency", "timeout_secon
 VERSION_FIELDS = ("model", "temperature")
 RAW_LIMIT = 4000
 CHUNK = 200
+# The only environment variables a judge may name: the operator puts judge keys there, so
+# no other setting of the server (its secret key, the database's password) is reachable.
+KEY_PREFIX = "CITEAUDIT_JUDGE_KEY_"
+KEY_NAME = re.compile(re.escape(KEY_PREFIX) + r"[A-Z0-9_]{1,80}")
 
 
 class JudgeError(Exception):
     """A judge action that cannot be done as asked; the message is for the lead."""
 
 
+class JudgeRefused(JudgeError):
+    """Settings a judge may not have; `field` names the one at fault."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def judge_settings_check(*, base_url: str, api_key_env: str, resolve: bool = True) -> None:
+    """Refuse (JudgeRefused) a base URL the server may not send to, a key variable outside
+    the judges' own, or a key the operator has not allowed to go to that URL's host.
+    Every door that saves or runs a judge asks this."""
+    allow = egress.Allow.parse(settings.EGRESS_ALLOW)
+    try:
+        target = egress.check_url(base_url, allow, resolve=resolve)
+    except egress.EgressRefused as refusal:
+        raise JudgeRefused(str(refusal), "base_url") from None
+    if not api_key_env:
+        return
+    if not KEY_NAME.fullmatch(api_key_env):
+        raise JudgeRefused(
+            f"A judge’s key variable is named {KEY_PREFIX}<NAME> (capitals, digits, _), "
+            "set by the operator where the worker runs; no other variable can be used.",
+            "api_key_env",
+        )
+    if target.host not in judge_key_hosts().get(api_key_env, set()):
+        raise JudgeRefused(
+            f"{api_key_env} may not be sent to {target.host}: the operator names the hosts "
+            "each key may go to in CITEAUDIT_JUDGE_KEY_HOSTS.",
+            "api_key_env",
+        )
+
+
+def judge_key_hosts() -> dict[str, set[str]]:
+    """The hosts each key variable may be sent to, from the operator's JUDGE_KEY_HOSTS."""
+    hosts: dict[str, set[str]] = {}
+    for entry in settings.JUDGE_KEY_HOSTS:
+        name, _, host = entry.partition("=")
+        hosts.setdefault(name.strip(), set()).add(host.strip().lower().rstrip("."))
+    return hosts
+
+
+def judge_refusal(judge: Judge) -> str:
+    """Why this judge, as saved, cannot run now (saved before the rules, or the operator's
+    settings changed), or "" when it can."""
+    try:
+        judge_settings_check(base_url=judge.base_url, api_key_env=judge.api_key_env, resolve=False)
+    except JudgeRefused as refusal:
+        return str(refusal)
+    return ""
+
+
 def judge_create(*, audit_set: AuditSet, fields: dict, template: str = "", user) -> Judge:
-    """Set up a judge for a set, with its first version (the default template if none)."""
+    """Set up a judge for a set, with its first version (the default template if none).
+    Raises JudgeRefused for settings no judge may have."""
+    judge_settings_check(base_url=fields["base_url"], api_key_env=fields.get("api_key_env", ""))
     with transaction.atomic():
         judge = Judge.objects.create(audit_set=audit_set, created_by=user, **fields)
         _new_version(judge, template or DEFAULT_TEMPLATE, user)
@@ -72,7 +132,11 @@ def judge_create(*, audit_set: AuditSet, fields: dict, template: str = "", user)
 
 def judge_update(*, judge: Judge, fields: dict, template: str, user) -> JudgeVersion:
     """Save a judge's settings; a new template, model or temperature makes a new version.
-    Returns the current version."""
+    Returns the current version. Raises JudgeRefused for settings no judge may have."""
+    judge_settings_check(
+        base_url=fields.get("base_url", judge.base_url),
+        api_key_env=fields.get("api_key_env", judge.api_key_env),
+    )
     with transaction.atomic():
         judge = Judge.objects.select_for_update().get(pk=judge.pk)
         current = judge_current_version(judge)
@@ -166,6 +230,10 @@ def judge_run_start(*, judge: Judge, subset: str, system: str = "", user) -> Jud
         raise JudgeError("No claims in this subset.")
     with transaction.atomic():
         judge = Judge.objects.select_for_update().get(pk=judge.pk)
+        # The settings as stored: saved before the rules, or the operator's changed since.
+        refusal = judge_refusal(judge)
+        if refusal:
+            raise JudgeError(f"This judge cannot run: {refusal}")
         if judge.threshold_locked_at is None:
             judge.threshold_locked_at = timezone.now()
             judge.save(update_fields=["threshold_locked_at"])
@@ -226,6 +294,11 @@ def judge_run_execute(*, run_id: int, progress_for: Callable[[int], Callable[[in
     which raises JobCancelled when a lead cancels (what is stored stays)."""
     run = JudgeRun.objects.select_related("judge__audit_set", "version").get(pk=run_id)
     judge, version = run.judge, run.version
+    # Asked again here: the judge may have been saved before these rules, or the operator's
+    # settings may have changed since the run was queued.
+    refusal = judge_refusal(judge)
+    if refusal:
+        raise JobFailed(f"This judge cannot run: {refusal}")
     if judge.api_key_env and not os.environ.get(judge.api_key_env):
         raise JobFailed(
             f"The environment variable {judge.api_key_env} is not set where the worker runs."
@@ -243,6 +316,7 @@ def judge_run_execute(*, run_id: int, progress_for: Callable[[int], Callable[[in
         api_key=os.environ.get(judge.api_key_env, "") if judge.api_key_env else "none",
         max_retries=0,
         timeout=judge.timeout_seconds,
+        http_client=_guarded_http_client(judge),
     )
     pool = ThreadPoolExecutor(max_workers=judge.max_concurrency)
     futures: dict = {}
@@ -344,7 +418,7 @@ def ask_judge(client: openai.OpenAI, version: JudgeVersion, prompt: ClaimPrompt)
             return out
         except openai.APIConnectionError as failure:
             out.latency_ms += _ms(started)
-            out.error = f"Unreachable: could not connect to {client.base_url} ({failure})."
+            out.error = _connection_error(client, failure)
             return out
         except openai.APIStatusError as failure:
             out.latency_ms += _ms(started)
@@ -372,6 +446,51 @@ def ask_judge(client: openai.OpenAI, version: JudgeVersion, prompt: ClaimPrompt)
                 continue
             out.error = f"Invalid reply (asked twice): {invalid}"
             return out
+
+
+def _connection_error(client: openai.OpenAI, failure: Exception) -> str:
+    """What a lead is told of a request that got no usable reply: the guard's own words
+    when it refused or cut it (never the reply's body)."""
+    cause: BaseException | None = failure
+    while cause is not None and not isinstance(cause, egress.EgressError):
+        cause = cause.__cause__
+    if isinstance(cause, egress.EgressRefused):
+        return f"Refused: {cause}"
+    if isinstance(cause, egress.EgressTooLarge | egress.EgressRedirect):
+        return f"Reply refused: {cause}"
+    detail = cause or failure
+    return f"Unreachable: could not connect to {client.base_url} ({detail})."
+
+
+def _guarded_http_client(judge: Judge):
+    """The judge client's HTTP client: every request through egress.fetch, with the judge's
+    timeout as the deadline for the whole request and the reply capped in size."""
+    import httpx2  # the openai client's own HTTP library, loaded with it
+
+    allow = egress.Allow.parse(settings.EGRESS_ALLOW)
+
+    class GuardedTransport(httpx2.BaseTransport):
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            try:
+                reply = egress.fetch(
+                    request.method,
+                    str(request.url),
+                    allow=allow,
+                    time_limit=judge.timeout_seconds,
+                    max_bytes=settings.JUDGE_MAX_REPLY_BYTES,
+                    headers=dict(request.headers),
+                    body=request.read(),
+                )
+            except egress.EgressTimeout as failure:
+                raise httpx2.ReadTimeout(str(failure), request=request) from failure
+            except egress.EgressError as failure:
+                raise httpx2.ConnectError(str(failure), request=request) from failure
+            return httpx2.Response(
+                reply.status, headers=reply.headers, content=reply.body, request=request
+            )
+
+    # No proxies from the environment: they would take the request past the guard.
+    return httpx2.Client(transport=GuardedTransport(), trust_env=False, follow_redirects=False)
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -7,16 +7,15 @@ a failed attempt queues the next one later, up to WEBHOOK_MAX_ATTEMPTS.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import json
 import logging
 import secrets
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from datetime import timedelta
+from http import HTTPStatus
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -24,28 +23,36 @@ from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
+from audit import egress
 from audit.models import AuditSet, Webhook, WebhookDelivery
 
 logger = logging.getLogger(__name__)
 
 SIGNATURE_HEADER = "X-Citeaudit-Signature"
-# What a receiver's answer is read of: enough for an error message, never a whole page.
-_RESPONSE_BYTES = 500
 
 
 class WebhookRefused(Exception):
-    """A webhook a lead may not register as given (a URL that is not http(s), no events)."""
+    """A webhook a lead may not register as given (a URL that is not http(s) or goes to an
+    address the server may not send to, no events)."""
 
 
 def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user) -> Webhook:
     """Register a URL for some events of a set, with a new secret of its own."""
     url = url.strip()
+    not_web = WebhookRefused(
+        f"“{url[:200]}” is not a web address: a webhook URL starts with http:// or https://."
+    )
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise not_web
+    # The address first: its refusal says why (URLValidator would call 127.1 malformed).
+    try:
+        egress.check_url(url, egress.Allow.parse(settings.EGRESS_ALLOW))
+    except egress.EgressRefused as refusal:
+        raise WebhookRefused(str(refusal)) from None
     try:
         URLValidator(schemes=["http", "https"])(url)
     except ValidationError:
-        raise WebhookRefused(
-            f"“{url[:200]}” is not a web address: a webhook URL starts with http:// or https://."
-        ) from None
+        raise not_web from None
     events = sorted(set(events))
     unknown = set(events) - set(Webhook.Event.values)
     if unknown:
@@ -149,38 +156,34 @@ def _enqueue(delivery_id: int, run_after=None) -> None:
     transaction.on_commit(lambda: task.enqueue(delivery_id))
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    # A redirect could lead the signed body to another address: it counts as a failure.
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None
-
-
-@functools.cache
-def _opener() -> urllib.request.OpenerDirector:
-    """No proxies from the environment, no redirects: the body goes to the registered URL
-    only. Built on the first delivery, not at import: its TLS context loads the system's
-    certificates (about 0.1 s), which every process importing the services paid."""
-    return urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects)
-
-
 def _post(webhook: Webhook, event: str, body: bytes) -> tuple[int | None, str]:
-    request = urllib.request.Request(
-        webhook.url,
-        data=body,
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "User-Agent": "Citeaudit-Webhook/1",
-            "X-Citeaudit-Event": event,
-            SIGNATURE_HEADER: signature(webhook.secret, body),
-        },
-    )
+    """One attempt, through the guard: the address checked again after DNS, no redirect
+    (the signed body goes to the registered URL only), WEBHOOK_TIMEOUT_SECONDS for the whole
+    delivery, and the receiver's answer not read past its status."""
     try:
-        with _opener().open(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
-            response.read(_RESPONSE_BYTES)
-            return response.status, ""
-    except urllib.error.HTTPError as failure:
-        return failure.code, f"The receiver answered {failure.code} {failure.reason}."
-    except (urllib.error.URLError, OSError, ValueError) as failure:
-        reason = getattr(failure, "reason", failure)
-        return None, f"Could not reach it: {reason}"[:500]
+        reply = egress.fetch(
+            "POST",
+            webhook.url,
+            allow=egress.Allow.parse(settings.EGRESS_ALLOW),
+            time_limit=settings.WEBHOOK_TIMEOUT_SECONDS,
+            max_bytes=0,
+            body=body,
+            headers={
+                "Content-Type": "application/json",
+                "User-Agent": "Citeaudit-Webhook/1",
+                "X-Citeaudit-Event": event,
+                SIGNATURE_HEADER: signature(webhook.secret, body),
+            },
+        )
+    except egress.EgressRefused as refusal:
+        return None, f"Refused: {refusal}"[:500]
+    except egress.EgressError as failure:
+        return None, f"Could not reach it: {failure}"[:500]
+    if 200 <= reply.status < 300:
+        return reply.status, ""
+    # The standard reason, not the receiver's own words.
+    try:
+        reason = f" {HTTPStatus(reply.status).phrase}"
+    except ValueError:
+        reason = ""
+    return reply.status, f"The receiver answered {reply.status}{reason}."

@@ -57,6 +57,8 @@ def judge_list(request: HtmxHttpRequest, pk: int) -> HttpResponse:
                 template=form.cleaned_data["template"],
                 user=request.user,
             )
+        except judge_services.JudgeRefused as refusal:
+            form.add_error(refusal.field, str(refusal))
         except IntegrityError:
             form.add_error("name", "This set already has a judge of that name.")
         else:
@@ -88,6 +90,8 @@ def judge_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
                 template=form.cleaned_data["template"],
                 user=request.user,
             )
+        except judge_services.JudgeRefused as refusal:
+            form.add_error(refusal.field, str(refusal))
         except IntegrityError:
             form.add_error("name", "This set already has a judge of that name.")
         else:
@@ -96,7 +100,8 @@ def judge_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             else:
                 messages.success(request, "Saved; the version is unchanged.")
             return redirect(judge)
-    judge.refresh_from_db(fields=["name"])
+    # The form set what was posted on the judge; the page shows what is saved.
+    judge.refresh_from_db(fields=["name", "base_url", "api_key_env"])
     return access.render_page_or_partial(
         request, "audit/judge_detail.html", "judge-runs", _detail_context(judge, form)
     )
@@ -128,6 +133,7 @@ def _detail_context(judge: Judge, form: JudgeForm | None = None, **extra) -> dic
         "run_form": JudgeRunForm(systems=systems),
         "rows": rows,
         "polling": any(run.job and not run.job.finished for run in runs),
+        "refusal": judge_services.judge_refusal(judge),
         **extra,
     }
 

@@ -13,7 +13,11 @@ from tests.browser.conftest import screenshot, watch_errors
 from tests.conftest import refund_set_with_gold
 from tests.test_judges import AGREE
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("egress_loopback"),
+]
 
 
 def _shots(page, name: str) -> None:

@@ -13,7 +13,7 @@ from tests import fake_llm as fake
 from tests.conftest import refund_set_with_gold, run_queued_jobs
 from tests.test_judges import AGREE
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback")]
 
 SECRET = "sk-test-do-not-show-0123456789"
 
@@ -23,7 +23,7 @@ def _setup(client, audit_set, base_url, **extra):
         "name": "house",
         "base_url": base_url,
         "model": "fake-1",
-        "api_key_env": "CITEAUDIT_TEST_JUDGE_KEY",
+        "api_key_env": "CITEAUDIT_JUDGE_KEY_TEST",
         "temperature": "0",
         "max_concurrency": "2",
         "timeout_seconds": "5",
@@ -39,7 +39,7 @@ def _setup(client, audit_set, base_url, **extra):
 def test_a_lead_runs_calibrates_and_accepts_a_judge_through_the_pages(
     client_for, lead, fake_llm, monkeypatch
 ):
-    monkeypatch.setenv("CITEAUDIT_TEST_JUDGE_KEY", SECRET)
+    monkeypatch.setenv("CITEAUDIT_JUDGE_KEY_TEST", SECRET)
     audit_set, claims = refund_set_with_gold(lead)
     for claim, reply in zip(claims, AGREE, strict=True):
         fake_llm.behaviour[claim.text] = reply
@@ -50,7 +50,7 @@ def test_a_lead_runs_calibrates_and_accepts_a_judge_through_the_pages(
     judge = Judge.objects.get()
     assert created.status_code == 302 and created["Location"] == judge.get_absolute_url()
     detail = client.get(judge.get_absolute_url()).content.decode()
-    assert "CITEAUDIT_TEST_JUDGE_KEY" in detail and SECRET not in detail
+    assert "CITEAUDIT_JUDGE_KEY_TEST" in detail and SECRET not in detail
 
     # Before a threshold: no run, and the calibration stays hidden.
     refused = client.post(reverse("audit:judge-run", args=[judge.pk]), {"subset": "all"})
