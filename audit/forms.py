@@ -439,6 +439,18 @@ class CriteriaForm(forms.Form):
     no_unsupported_numbers = forms.BooleanField(
         required=False, label="No unsupported assertion containing a number or date"
     )
+    reason = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Why the criteria change",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Shown with every decision made on the new criteria.",
+    )
+
+    def __init__(self, *args, locked: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Once review has started a change needs a reason (the service refuses one without).
+        self.fields["reason"].required = locked
 
     @classmethod
     def initial_for(cls, criteria: list[dict]) -> dict:

@@ -48,9 +48,15 @@ class GateError(Exception):
 
 
 def describe(decision: dict[str, Any]) -> str:
-    """The decision as lines for a CI log: the verdict, then each failed criterion and its
-    claims. Shared with `manage.py gate`."""
+    """The decision as lines for a CI log: the verdict, any change of the criteria made
+    after review started (who, when, why), each criterion's result with the claims failing
+    it, and the criteria version decided on. Shared with `manage.py gate`."""
     lines = [f"{decision['system']}: {decision['decision'].upper()}"]
+    for change in decision.get("criteria_changes_after_review_started") or ():
+        lines.append(
+            f"  CRITERIA CHANGED AFTER REVIEW STARTED: version {change['version']} "
+            f"by {change['by'] or '(unknown)'} at {_when(change['at'])}: {change['reason']}"
+        )
     judge = decision.get("judge")
     if judge:
         lines.append(
@@ -79,7 +85,19 @@ def describe(decision: dict[str, Any]) -> str:
         hidden = result.get("failing", 0) - len(result.get("claims", []))
         if not result["passed"] and hidden > 0:
             lines.append(f"       … and {hidden} more")
+    version = decision.get("criteria_version")
+    if version:
+        lines.append(
+            f"  on criteria version {version['version']} of {_when(version['at'])} "
+            f"by {version['by'] or '(unknown)'}"
+        )
     return "\n".join(lines)
+
+
+def _when(stamp: str) -> str:
+    """An ISO time as `YYYY-MM-DD HH:MM`, saying UTC when it is."""
+    utc = stamp.endswith(("+00:00", "Z"))
+    return stamp[:16].replace("T", " ") + (" UTC" if utc else "")
 
 
 def exit_code(decision: dict[str, Any]) -> int:
