@@ -8,7 +8,9 @@ import json
 import re
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.validators import MinValueValidator
 
 from audit import claims as claim_parsing
 from audit import judgments, roles, selectors
@@ -603,9 +605,20 @@ class JudgeThresholdForm(forms.Form):
         max_value=1.0,
         help_text="The low end of κ’s 95% interval against gold must reach this.",
     )
-    min_gold = forms.IntegerField(
-        label="Gold claims at least", min_value=1, help_text="Calibrated on at least this many."
-    )
+    min_gold = forms.IntegerField(label="Gold claims at least", min_value=1)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The operator's floor, read per form so a changed setting applies at once.
+        floor = settings.JUDGE_MIN_GOLD_FLOOR
+        field = self.fields["min_gold"]
+        field.min_value = floor
+        field.widget.attrs["min"] = floor
+        field.validators = [
+            *(v for v in field.validators if not isinstance(v, MinValueValidator)),
+            MinValueValidator(floor),
+        ]
+        field.help_text = f"Calibrated on at least this many (at least {floor})."
 
 
 class JudgeRunForm(forms.Form):

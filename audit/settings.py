@@ -342,3 +342,8 @@ if OIDC_ENABLED:
             ]
         }
     }
+
+# --- Judge acceptance (decisions) ---
+# The fewest gold claims a judge's acceptance threshold may ask for: a lead writes at least
+# this many before the first run, and no judge is accepted on fewer.
+JUDGE_MIN_GOLD_FLOOR = int(os.environ.get("CITEAUDIT_JUDGE_MIN_GOLD_FLOOR", "30"))

@@ -16,6 +16,13 @@ from tests.test_judges import AGREE
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture(autouse=True)
+def small_gold_floor(settings):
+    # A set of a few gold claims; the operator's floor (30 by default) is tested in
+    # tests/test_judge_acceptance.py.
+    settings.JUDGE_MIN_GOLD_FLOOR = 1
+
+
 def _shots(page, name: str) -> None:
     for width in (1440, 1024):
         page.set_viewport_size({"width": width, "height": 900})

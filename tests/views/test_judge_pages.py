@@ -18,6 +18,13 @@ pytestmark = pytest.mark.django_db
 SECRET = "sk-test-do-not-show-0123456789"
 
 
+@pytest.fixture(autouse=True)
+def small_gold_floor(settings):
+    # A set of a few gold claims; the operator's floor (30 by default) is tested in
+    # tests/test_judge_acceptance.py.
+    settings.JUDGE_MIN_GOLD_FLOOR = 1
+
+
 def _setup(client, audit_set, base_url, **extra):
     data = {
         "name": "house",
