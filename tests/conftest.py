@@ -362,3 +362,10 @@ def stored_import_rows(audit_set: AuditSet) -> list:
                 )
             )
     return rows
+
+
+@pytest.fixture
+def small_gold_floor(settings):
+    """Judges accepted on a few gold claims (the refund set has three): the operator's floor,
+    30 by default, is tested in tests/test_judge_acceptance.py."""
+    settings.JUDGE_MIN_GOLD_FLOOR = 1

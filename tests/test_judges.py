@@ -29,7 +29,8 @@ from tests import fake_llm as fake
 from tests.conftest import api_client, refund_set_with_gold, run_queued_jobs
 from tests.factories import submitted_sheet
 
-pytestmark = pytest.mark.django_db
+# The refund set has three gold claims: below the operator's floor (30 by default).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("small_gold_floor")]
 
 # Verdicts that agree with the refund example's gold, sentence numbers as the prompt shows
 # them: S1 consumers' 30 days, S2 business 14 days, S3 refunds, S4 software.
@@ -70,13 +71,6 @@ def _run(judge, lead, subset=JudgeRun.Subset.ALL) -> JudgeRun:
 @pytest.fixture
 def refund(lead):
     return refund_set_with_gold(lead)
-
-
-@pytest.fixture(autouse=True)
-def small_gold_floor(settings):
-    # The refund set has three gold claims; the operator's floor (30 by default) is tested
-    # in tests/test_judge_acceptance.py.
-    settings.JUDGE_MIN_GOLD_FLOOR = 1
 
 
 def test_a_run_stores_checked_verdicts_as_the_versions_rater_labels(refund, lead, fake_llm):

@@ -13,14 +13,12 @@ from tests.browser.conftest import screenshot, watch_errors
 from tests.conftest import refund_set_with_gold
 from tests.test_judges import AGREE
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def small_gold_floor(settings):
-    # A set of a few gold claims; the operator's floor (30 by default) is tested in
-    # tests/test_judge_acceptance.py.
-    settings.JUDGE_MIN_GOLD_FLOOR = 1
+# A set of a few gold claims: below the operator's floor (30 by default).
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("small_gold_floor"),
+]
 
 
 def _shots(page, name: str) -> None:

@@ -13,16 +13,10 @@ from tests import fake_llm as fake
 from tests.conftest import refund_set_with_gold, run_queued_jobs
 from tests.test_judges import AGREE
 
-pytestmark = pytest.mark.django_db
+# A set of a few gold claims: below the operator's floor (30 by default).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("small_gold_floor")]
 
 SECRET = "sk-test-do-not-show-0123456789"
-
-
-@pytest.fixture(autouse=True)
-def small_gold_floor(settings):
-    # A set of a few gold claims; the operator's floor (30 by default) is tested in
-    # tests/test_judge_acceptance.py.
-    settings.JUDGE_MIN_GOLD_FLOOR = 1
 
 
 def _setup(client, audit_set, base_url, **extra):
