@@ -10,6 +10,8 @@ from django.urls import reverse
 
 from audit.judge_calibration import GoldPair, Threshold, calibrate, meets
 from audit.models import Judge, JudgeAcceptance, JudgeRun, JudgeThresholdChange
+from audit.selectors.decision import decision_report
+from audit.selectors.judges import accepted_version
 from audit.services import judges
 from tests.conftest import refund_set_with_gold, run_queued_jobs
 
@@ -187,3 +189,19 @@ def test_after_the_first_run_a_threshold_may_only_tighten(refund, lead, fake_llm
     assert (judge.min_kappa, judge.min_gold) == (0.7, 45)
     change = JudgeThresholdChange.objects.get(after_lock=True)
     assert change.after == {"min_kappa": 0.7, "min_gold": 45}
+
+
+def test_an_acceptance_on_fewer_gold_claims_than_the_floor_stands_for_nobody(
+    refund, lead, fake_llm, settings
+):
+    # Accepted under a floor of 3 (as every judge could be before the floor existed).
+    settings.JUDGE_MIN_GOLD_FLOOR = 3
+    judge = _judge(refund, lead, fake_llm.base_url, min_kappa=0.0, min_gold=3)
+    judges.judge_accept(version=_run(judge, lead).version, user=lead)
+    assert accepted_version(audit_set=refund) is not None
+
+    settings.JUDGE_MIN_GOLD_FLOOR = 30
+
+    assert accepted_version(audit_set=refund) is None
+    decision = decision_report(audit_set=refund, system="rag-v1", with_judge=True)
+    assert decision["judge"] is None
