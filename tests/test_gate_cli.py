@@ -153,3 +153,24 @@ def test_errors_and_usage_exit_3_from_a_checkout():
     no_token = readme_gate("--url", "http://127.0.0.1:9", "--set", "1", "--system", "s")
     assert no_token.returncode == 3
     assert "no token" in no_token.stderr
+
+
+def _manage_gate(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", "gate", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def test_the_server_command_exits_3_on_a_crash_or_a_usage_error(tmp_path):
+    # A database that cannot be opened: the command crashes before any decision.
+    env = {**_env(), "DATABASE_URL": f"sqlite:///{tmp_path}/missing/folder/db.sqlite3"}
+    crashed = _manage_gate("--set", "Nightly eval", "--system", SYSTEM, env=env)
+    assert crashed.returncode == 3, crashed.stderr
+    assert "gate: crashed" in crashed.stderr
+    # argparse's own code for a usage error is 2, the gate's "provisional".
+    assert _manage_gate("--set", "Nightly eval", env=env).returncode == 3
