@@ -297,7 +297,7 @@ class GuidelineFlagAdmin(admin.ModelAdmin):
 
 @admin.register(CriteriaChange)
 class CriteriaChangeAdmin(admin.ModelAdmin):
-    list_display = ["audit_set", "by", "at"]
+    list_display = ["audit_set", "version", "by", "at", "after_lock"]
 
 
 @admin.register(ReviewerTally)

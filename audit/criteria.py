@@ -16,6 +16,10 @@ class CriteriaError(ValueError):
     """A criterion that cannot be read: the message says which one and why."""
 
 
+class CriteriaReasonRequired(CriteriaError):
+    """Criteria changed once review had started, without a reason written down."""
+
+
 def _require_int(kind: str, name: str, value: object, *, minimum: int) -> int:
     # bool is an int subclass; `true` in a JSON form must not read as 1.
     if isinstance(value, bool) or not isinstance(value, int):

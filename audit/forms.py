@@ -8,7 +8,9 @@ import json
 import re
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.validators import MinValueValidator
 
 from audit import claims as claim_parsing
 from audit import judgments, roles, selectors
@@ -439,6 +441,18 @@ class CriteriaForm(forms.Form):
     no_unsupported_numbers = forms.BooleanField(
         required=False, label="No unsupported assertion containing a number or date"
     )
+    reason = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Why the criteria change",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Shown with every decision made on the new criteria.",
+    )
+
+    def __init__(self, *args, locked: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Once review has started a change needs a reason (the service refuses one without).
+        self.fields["reason"].required = locked
 
     @classmethod
     def initial_for(cls, criteria: list[dict]) -> dict:
@@ -594,9 +608,20 @@ class JudgeThresholdForm(forms.Form):
         max_value=1.0,
         help_text="The low end of κ’s 95% interval against gold must reach this.",
     )
-    min_gold = forms.IntegerField(
-        label="Gold claims at least", min_value=1, help_text="Calibrated on at least this many."
-    )
+    min_gold = forms.IntegerField(label="Gold claims at least", min_value=1)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The operator's floor, read per form so a changed setting applies at once.
+        floor = settings.JUDGE_MIN_GOLD_FLOOR
+        field = self.fields["min_gold"]
+        field.min_value = floor
+        field.widget.attrs["min"] = floor
+        field.validators = [
+            *(v for v in field.validators if not isinstance(v, MinValueValidator)),
+            MinValueValidator(floor),
+        ]
+        field.help_text = f"Calibrated on at least this many (at least {floor})."
 
 
 class JudgeRunForm(forms.Form):

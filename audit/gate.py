@@ -1,23 +1,45 @@
 """The release gate from any machine: asks the API whether a system passes its set's release
 criteria and exits 0 (pass), 1 (fail), 2 (provisional) or 3 (usage, connection or server
-error), printing the reasons. Standard library only: no Django needed where CI runs it.
+error, or any crash), printing the reasons. Standard library only: no Django needed where CI
+runs it.
 
-    python -m audit.gate --url https://citeaudit.example.org --token "$CITEAUDIT_TOKEN" \\
+    python3 audit/gate.py --url https://citeaudit.example.org --token "$CITEAUDIT_TOKEN" \\
         --set "Nightly eval" --system rag-v42
+
+Also `python -m audit.gate` from a checkout and `citeaudit-gate` from an installed package.
 """
+# ruff: noqa: E402 - the import path is mended before the standard library's network modules load.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
+
+PASS, FAIL, PROVISIONAL, ERROR = 0, 1, 2, 3
+
+if __name__ == "__main__":
+    # Run as `python3 audit/gate.py`, Python puts audit/ first on the import path, where
+    # audit/selectors/ would stand in for the standard library's `selectors` (which sockets
+    # import): the gate needs nothing from its own folder, so the folder goes.
+    _here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _here]
+
+    def _crash(kind, value, tb) -> None:
+        # An uncaught exception exits 1, which CI reads as "fail": a crash is an error (3).
+        sys.__excepthook__(kind, value, tb)
+        sys.stderr.flush()
+        os._exit(ERROR)
+
+    sys.excepthook = _crash
+
+import argparse
+import json
+import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any
 
-PASS, FAIL, PROVISIONAL, ERROR = 0, 1, 2, 3
 EXIT_CODES = {"pass": PASS, "fail": FAIL, "provisional": PROVISIONAL}
 
 
@@ -26,9 +48,15 @@ class GateError(Exception):
 
 
 def describe(decision: dict[str, Any]) -> str:
-    """The decision as lines for a CI log: the verdict, then each failed criterion and its
-    claims. Shared with `manage.py gate`."""
+    """The decision as lines for a CI log: the verdict, any change of the criteria made
+    after review started (who, when, why), each criterion's result with the claims failing
+    it, and the criteria version decided on. Shared with `manage.py gate`."""
     lines = [f"{decision['system']}: {decision['decision'].upper()}"]
+    for change in decision.get("criteria_changes_after_review_started") or ():
+        lines.append(
+            f"  CRITERIA CHANGED AFTER REVIEW STARTED: version {change['version']} "
+            f"by {change['by'] or '(unknown)'} at {_when(change['at'])}: {change['reason']}"
+        )
     judge = decision.get("judge")
     if judge:
         lines.append(
@@ -57,7 +85,19 @@ def describe(decision: dict[str, Any]) -> str:
         hidden = result.get("failing", 0) - len(result.get("claims", []))
         if not result["passed"] and hidden > 0:
             lines.append(f"       … and {hidden} more")
+    version = decision.get("criteria_version")
+    if version:
+        lines.append(
+            f"  on criteria version {version['version']} of {_when(version['at'])} "
+            f"by {version['by'] or '(unknown)'}"
+        )
     return "\n".join(lines)
+
+
+def _when(stamp: str) -> str:
+    """An ISO time as `YYYY-MM-DD HH:MM`, saying UTC when it is."""
+    utc = stamp.endswith(("+00:00", "Z"))
+    return stamp[:16].replace("T", " ") + (" UTC" if utc else "")
 
 
 def exit_code(decision: dict[str, Any]) -> int:
@@ -108,10 +148,23 @@ def gate(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The gate's exit code: 0 pass, 1 fail, 2 provisional, 3 anything else, a crash
+    included, so that CI never reads a broken gate as a failed system."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return ERROR
+    except Exception:
+        traceback.print_exc()
+        print("gate: crashed; this is an error (exit 3), not a decision", file=sys.stderr)
+        return ERROR
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m audit.gate",
+        prog="citeaudit-gate",
         description="Exit 0 if the system passes its set's release criteria, 1 if it fails, "
-        "2 if the decision is provisional, 3 on a usage or connection error.",
+        "2 if the decision is provisional, 3 on a usage, connection or server error or a crash.",
     )
     parser.add_argument("--url", required=True, help="Citeaudit's address, e.g. https://…")
     parser.add_argument(

@@ -7,7 +7,9 @@ judge reads the same here as on the agreement dashboard.
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 SEED = 20261202
 ROUNDS = 1000
 LEVEL = 0.95
+Z = 1.959964  # the normal quantile of a two-sided 95% interval
 HAS_NUMBER = re.compile(r"\d")
 
 
@@ -66,14 +69,61 @@ def claim_has_numbers(text: str) -> bool:
 def calibrate(
     pairs: Sequence[GoldPair], name: str = "All gold claims", *, seed: int = SEED
 ) -> Calibration:
-    """Accuracy, κ, per-judgment precision/recall and the confusion matrix, rows gold."""
+    """Accuracy, κ, per-judgment precision/recall and the confusion matrix, rows gold.
+
+    Each interval is the wider of the bootstrap's and the small-sample one (see
+    small_sample_intervals): on a few gold claims that all agree the bootstrap resamples
+    the same agreement every time and reads κ 1.00 [1.00–1.00]."""
     gold = {p.claim_id: p.gold for p in pairs}
     judged = {p.claim_id: p.judge for p in pairs}
     report = rater_vs_gold(judged, gold)
-    accuracy_ci, kappa_ci = bootstrap([p.gold for p in pairs], [p.judge for p in pairs], seed=seed)
+    golds, judges = [p.gold for p in pairs], [p.judge for p in pairs]
+    accuracy_ci, kappa_ci = bootstrap(golds, judges, seed=seed)
+    accuracy_wide, kappa_wide = small_sample_intervals(golds, judges)
     return Calibration(
-        name=name, n=report.n, report=report, accuracy_ci=accuracy_ci, kappa_ci=kappa_ci
+        name=name,
+        n=report.n,
+        report=report,
+        accuracy_ci=_wider(accuracy_ci, accuracy_wide),
+        kappa_ci=_wider(kappa_ci, kappa_wide),
     )
+
+
+def wilson(successes: int, n: int, z: float = Z) -> Interval:
+    """The Wilson score interval of a proportion: unlike the bootstrap's, it does not
+    shrink to a point at 0 or n successes (3 of 3 agreeing gives 0.44–1.00)."""
+    if n == 0:
+        return Interval(None, None)
+    share = successes / n
+    denominator = 1 + z * z / n
+    centre = (share + z * z / (2 * n)) / denominator
+    spread = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / denominator
+    return Interval(max(0.0, centre - spread), min(1.0, centre + spread))
+
+
+def small_sample_intervals(gold: Sequence[str], judge: Sequence[str]) -> tuple[Interval, Interval]:
+    """Accuracy's Wilson interval, and κ's from it: the observed agreement's Wilson bounds
+    put through κ = (pₒ − pₑ) / (1 − pₑ), with the chance agreement pₑ of the two raters'
+    label shares held. None with fewer than two claims, and κ none when pₑ is 1."""
+    n = len(gold)
+    if n < 2:
+        return Interval(None, None), Interval(None, None)
+    agreeing = sum(g == j for g, j in zip(gold, judge, strict=True))
+    accuracy = wilson(agreeing, n)
+    gold_counts, judge_counts = Counter(gold), Counter(judge)
+    chance = sum(gold_counts[label] * judge_counts[label] for label in gold_counts) / (n * n)
+    if chance >= 1 or accuracy.low is None or accuracy.high is None:
+        return accuracy, Interval(None, None)
+    low = (accuracy.low - chance) / (1 - chance)
+    high = (accuracy.high - chance) / (1 - chance)
+    return accuracy, Interval(max(-1.0, low), min(1.0, high))
+
+
+def _wider(first: Interval, second: Interval) -> Interval:
+    """The interval covering both; an interval missing at one end takes the other's."""
+    lows = [value for value in (first.low, second.low) if value is not None]
+    highs = [value for value in (first.high, second.high) if value is not None]
+    return Interval(min(lows) if lows else None, max(highs) if highs else None)
 
 
 def splits(pairs: Sequence[GoldPair], *, seed: int = SEED) -> tuple[Split, ...]:
@@ -146,14 +196,21 @@ def _interval(values: np.ndarray) -> Interval:
 @dataclass(frozen=True)
 class Threshold:
     """What a lead wrote down before looking: κ's interval must reach `min_kappa` at its low
-    end, over at least `min_gold` gold claims."""
+    end, over at least `min_gold` gold claims, and never fewer than the operator's `floor`."""
 
     min_kappa: float
     min_gold: int
+    floor: int = 0
 
 
 def meets(threshold: Threshold, calibration: Calibration) -> tuple[bool, str]:
-    """Whether a judge's calibration meets the threshold, and why not in words."""
+    """Whether a judge's calibration meets the threshold, and why not in words. The point κ
+    never decides: only the low end of its interval."""
+    if calibration.n < threshold.floor:
+        return (
+            False,
+            f"{calibration.n} gold claims; no judge is accepted on fewer than {threshold.floor}.",
+        )
     if calibration.n < threshold.min_gold:
         return False, f"{calibration.n} gold claims; the threshold needs {threshold.min_gold}."
     low = calibration.kappa_ci.low

@@ -631,12 +631,14 @@ class Adjudication(JudgmentFields):
 
 
 class CriteriaChange(models.Model):
-    """One edit of a set's acceptance criteria; `after_lock` marks an edit made once review
-    had started, which the report shows as such."""
+    """One edit of a set's acceptance criteria, which makes criteria version `version` (1, 2,
+    … per set); `after_lock` marks an edit made once review had started, which needs a
+    `reason` and which every decision (report, API, gate) names."""
 
     audit_set = models.ForeignKey(
         AuditSet, on_delete=models.CASCADE, related_name="criteria_changes"
     )
+    version = models.PositiveIntegerField()
     by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -644,12 +646,22 @@ class CriteriaChange(models.Model):
     before = models.JSONField(default=list, blank=True)
     after = models.JSONField(default=list, blank=True)
     after_lock = models.BooleanField(default=False)
+    # Why the criteria changed; required once review has started (after_lock).
+    reason = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["-at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["audit_set", "version"], name="one_criteria_change_per_version"
+            )
+        ]
 
     def __str__(self) -> str:
-        return f"{self.audit_set} criteria changed by {self.by} at {self.at:%Y-%m-%d %H:%M}"
+        return (
+            f"{self.audit_set} criteria version {self.version} by {self.by} "
+            f"at {self.at:%Y-%m-%d %H:%M}"
+        )
 
 
 class SheetFact(models.Model):

@@ -423,3 +423,8 @@ JUDGE_KEY_HOSTS = [
     for entry in os.environ.get("CITEAUDIT_JUDGE_KEY_HOSTS", "").split(",")
     if entry.strip()
 ]
+
+# ------------------------------------------------------------------ judge acceptance
+# The fewest gold claims a judge's acceptance threshold may ask for: a lead writes at least
+# this many before the first run, and no judge is accepted on fewer.
+JUDGE_MIN_GOLD_FLOOR = int(os.environ.get("CITEAUDIT_JUDGE_MIN_GOLD_FLOOR", "30"))

@@ -46,6 +46,7 @@ def main() -> None:
         import django
 
         django.setup()
+        from django.conf import settings
         from django.contrib.auth.models import User
         from django.core.management import call_command
 
@@ -105,7 +106,8 @@ def main() -> None:
                     "model": "fake",
                     "max_concurrency": concurrency,
                     "min_kappa": 0.0,
-                    "min_gold": 1,
+                    # The lowest threshold the operator's floor lets a lead write.
+                    "min_gold": settings.JUDGE_MIN_GOLD_FLOOR,
                 },
                 user=lead,
             )

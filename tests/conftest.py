@@ -374,3 +374,10 @@ def egress_loopback(settings, monkeypatch):
     settings.JUDGE_KEY_HOSTS = ["CITEAUDIT_JUDGE_KEY_TEST=127.0.0.1"]
     monkeypatch.setenv("CITEAUDIT_EGRESS_ALLOW", ",".join(settings.EGRESS_ALLOW))
     monkeypatch.setenv("CITEAUDIT_JUDGE_KEY_HOSTS", ",".join(settings.JUDGE_KEY_HOSTS))
+
+
+@pytest.fixture
+def small_gold_floor(settings):
+    """Judges accepted on a few gold claims (the refund set has three): the operator's floor,
+    30 by default, is tested in tests/test_judge_acceptance.py."""
+    settings.JUDGE_MIN_GOLD_FLOOR = 1

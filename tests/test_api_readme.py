@@ -125,7 +125,9 @@ def test_the_gate_client_exits_by_the_decision(nightly, live_server):
     assert (passed.returncode, passed.stdout) == (
         0,
         f"{SYSTEM}: PASS\n  ok   No contradicted claim. No contradicted claim among "
-        f"{claims.filter(parent__isnull=True).count()} claims.\n",
+        f"{claims.filter(parent__isnull=True).count()} claims.\n"
+        f"  on criteria version 1 of {audit_set.criteria_changes.get().at:%Y-%m-%d %H:%M} UTC "
+        "by lead\n",
     )
 
     by_id = [*common[:-1], str(audit_set.pk)]

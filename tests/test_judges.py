@@ -29,7 +29,8 @@ from tests import fake_llm as fake
 from tests.conftest import api_client, refund_set_with_gold, run_queued_jobs
 from tests.factories import submitted_sheet
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback")]
+# The refund set has three gold claims: below the operator's floor (30 by default).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback", "small_gold_floor")]
 
 # Verdicts that agree with the refund example's gold, sentence numbers as the prompt shows
 # them: S1 consumers' 30 days, S2 business 14 days, S3 refunds, S4 software.
@@ -295,14 +296,19 @@ def test_a_judge_is_accepted_only_when_it_meets_its_written_threshold(refund, le
 
     with pytest.raises(judges.JudgeError, match="3 gold claims; the threshold needs 4"):
         judges.judge_accept(version=run.version, user=lead)
-
-    judges.judge_threshold_set(judge=judge, min_kappa=0.0, min_gold=3, user=lead)
-    acceptance = judges.judge_accept(version=run.version, user=lead)
-
-    assert acceptance.n_gold == 3 and acceptance.kappa == pytest.approx(1.0)
-    assert acceptance.threshold == {"min_kappa": 0.0, "min_gold": 3, "changed_after_lock": True}
+    # After the first run the threshold may only tighten (tests/test_judge_acceptance.py).
+    with pytest.raises(judges.JudgeError, match="only tighten"):
+        judges.judge_threshold_set(judge=judge, min_kappa=0.0, min_gold=3, user=lead)
+    judges.judge_threshold_set(judge=judge, min_kappa=0.1, min_gold=4, user=lead)
     (change,) = judge.threshold_changes.all()
     assert change.after_lock is True
+
+    other = _judge(audit_set, lead, fake_llm.base_url, name="house-3")
+    acceptance = judges.judge_accept(version=_run(other, lead).version, user=lead)
+
+    assert acceptance.n_gold == 3 and acceptance.kappa == pytest.approx(1.0)
+    assert acceptance.kappa_low < 1.0  # three agreeing claims do not make κ certain
+    assert acceptance.threshold == {"min_kappa": 0.0, "min_gold": 3, "changed_after_lock": False}
     assert JudgeAcceptance.objects.count() == 1
 
 

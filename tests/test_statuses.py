@@ -197,7 +197,9 @@ def _criteria(rng, audit_set, people, lead):
             {"kind": "uncited_only_if_not_worthy"},
         ],
     ]
-    services.criteria_update(audit_set=audit_set, criteria=rng.choice(choices), by=lead)
+    services.criteria_update(
+        audit_set=audit_set, criteria=rng.choice(choices), by=lead, reason="a random change"
+    )
 
 
 def _admin_delete(rng, audit_set, people, lead):

@@ -368,7 +368,7 @@ def test_a_criteria_edit_that_changes_a_decision_is_sent_once(
         with django_capture_on_commit_callbacks(execute=True):
             response = client.patch(
                 f"/api/v1/sets/{opened.pk}/settings",
-                {"criteria": criteria},
+                {"criteria": criteria, "criteria_reason": "the webhook's test"},
                 content_type="application/json",
             )
         assert response.status_code == 200, response.content
@@ -399,7 +399,11 @@ def test_settings_and_criteria_changed_in_one_request_send_one_change(
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client(lead).patch(
             f"/api/v1/sets/{opened.pk}/settings",
-            {"criteria": [{"kind": "max_wrong_citations", "limit": 3}], "auto_gold": False},
+            {
+                "criteria": [{"kind": "max_wrong_citations", "limit": 3}],
+                "criteria_reason": "the webhook's test",
+                "auto_gold": False,
+            },
             content_type="application/json",
         )
 

@@ -27,7 +27,7 @@ from ninja.responses import Status
 from pydantic import Field
 
 from audit import selectors, services
-from audit.criteria import CriteriaError
+from audit.criteria import CriteriaError, CriteriaReasonRequired
 from audit.formats import FORMATS, FormatError
 from audit.formats.reading import check_size
 from audit.formats.records import Budget
@@ -100,6 +100,8 @@ class SettingsPatch(Schema):
     evidence_jaccard_threshold: float | None = Field(None, ge=0, le=1)
     anonymous_adjudication: bool | None = None
     criteria: list[dict[str, Any]] | None = None
+    # Required with `criteria` once review has started: every decision shows it.
+    criteria_reason: str | None = Field(None, max_length=2000)
 
 
 class JobOut(Schema):
@@ -256,8 +258,13 @@ def set_settings_patch(request: HttpRequest, set_id: int, payload: SettingsPatch
         if "criteria" in given:
             try:
                 services.criteria_update(
-                    audit_set=audit_set, criteria=given["criteria"], by=request.user
+                    audit_set=audit_set,
+                    criteria=given["criteria"],
+                    by=request.user,
+                    reason=given.get("criteria_reason", ""),
                 )
+            except CriteriaReasonRequired as error:
+                raise HttpError(422, f"Invalid request: body.criteria_reason: {error}") from None
             except (CriteriaError, TypeError, AttributeError) as error:
                 raise HttpError(422, f"Invalid criteria: {error}") from None
     audit_set.refresh_from_db()
@@ -564,6 +571,7 @@ def report(request: HttpRequest, set_id: int) -> dict:
     return {
         "criteria": [criterion.describe() for criterion in overview.criteria],
         "criteria_error": overview.criteria_error,
+        **selectors.criteria_provenance(audit_set=audit_set).as_dict(),
         "overall": _plain(overview.overall),
         "systems": [
             {

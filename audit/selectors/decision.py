@@ -15,7 +15,7 @@ from audit.criteria import (
 )
 from audit.models import AuditSet
 from audit.selectors.judges import JudgeFill, judge_filled_labels
-from audit.selectors.release import claim_labels, claim_names
+from audit.selectors.release import claim_labels, claim_names, criteria_provenance
 
 # How many failing claims a decision report names per criterion; `failing` counts them all.
 NAMED_CLAIMS = 100
@@ -55,7 +55,9 @@ def decision_report(
     *, audit_set: AuditSet, system: str, viewer=None, with_judge: bool = False
 ) -> dict[str, Any]:
     """The decision for `system` as plain data (the API's answer and the gate's input):
-    pass, fail, provisional or none, each criterion's result, and the claims failing it.
+    pass, fail, provisional or none, each criterion's result, and the claims failing it,
+    with the criteria version it stands on and every change of the criteria made after
+    review started (who, when, why).
 
     With `with_judge`, the set's accepted judge stands for the claims no human judged, as in
     the report's "with the accepted judge" figures; the answer then says which judge, its
@@ -97,6 +99,7 @@ def decision_report(
         "criteria_error": error,
         "criteria": results,
         "failed": [result for result in results if not result["passed"]],
+        **criteria_provenance(audit_set=audit_set).as_dict(),
         "with_judge": with_judge,
         "judge": _judge_summary(fill),
     }

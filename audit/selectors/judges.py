@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
+from django.conf import settings
 from django.db.models import Avg, Count, Q, QuerySet, Sum
 
 from audit.judge_calibration import (
@@ -129,9 +130,11 @@ def judge_calibration(*, version: JudgeVersion) -> tuple[Calibration, tuple[Spli
 
 
 def accepted_version(*, audit_set: AuditSet) -> JudgeAcceptance | None:
+    """The set's accepted judge version. One accepted on fewer gold claims than the
+    operator's floor (before the floor was set, or under a lower one) no longer counts."""
     return (
         JudgeAcceptance.objects.select_related("version__judge", "by")
-        .filter(version__judge__audit_set=audit_set)
+        .filter(version__judge__audit_set=audit_set, n_gold__gte=settings.JUDGE_MIN_GOLD_FLOOR)
         .first()
     )
 

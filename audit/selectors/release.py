@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from django.db.models import (
     Max,
@@ -431,6 +433,69 @@ def claim_names(*, ids: list[int]) -> dict[int, Claim]:
 
 def criteria_changes(*, audit_set: AuditSet) -> QuerySet:
     return audit_set.criteria_changes.select_related("by")
+
+
+@dataclass(frozen=True)
+class CriteriaVersion:
+    """One version of a set's criteria: who wrote it, when, why, and whether review had
+    started by then."""
+
+    version: int
+    by: str
+    at: datetime
+    reason: str
+    after_review_started: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "by": self.by,
+            "at": self.at.isoformat(),
+            "reason": self.reason,
+            "after_review_started": self.after_review_started,
+        }
+
+
+@dataclass(frozen=True)
+class CriteriaProvenance:
+    """What a decision stands on: the criteria version in force (None if the criteria were
+    never written), when review started, and every change made after it."""
+
+    current: CriteriaVersion | None
+    review_started_at: datetime | None
+    changed_after_review: tuple[CriteriaVersion, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "criteria_version": self.current.as_dict() if self.current else None,
+            "review_started_at": (
+                self.review_started_at.isoformat() if self.review_started_at else None
+            ),
+            "criteria_changed_after_review_started": bool(self.changed_after_review),
+            "criteria_changes_after_review_started": [
+                change.as_dict() for change in self.changed_after_review
+            ],
+        }
+
+
+def criteria_provenance(*, audit_set: AuditSet) -> CriteriaProvenance:
+    """The criteria version a decision of the set is made on, for the report page, the API's
+    decision and the gate alike."""
+    versions = [
+        CriteriaVersion(
+            version=change.version,
+            by=change.by.get_username() if change.by else "",
+            at=change.at,
+            reason=change.reason,
+            after_review_started=change.after_lock,
+        )
+        for change in audit_set.criteria_changes.select_related("by").order_by("version")
+    ]
+    return CriteriaProvenance(
+        current=versions[-1] if versions else None,
+        review_started_at=criteria_locked_since(audit_set=audit_set),
+        changed_after_review=tuple(v for v in versions if v.after_review_started),
+    )
 
 
 def criteria_locked_since(*, audit_set: AuditSet):

@@ -176,13 +176,30 @@ def _new_version(judge: Judge, template: str, user) -> JudgeVersion:
 
 def judge_threshold_set(*, judge: Judge, min_kappa: float, min_gold: int, user) -> None:
     """Write down the threshold a judge must meet to be accepted; logged, and marked when
-    written after the judge's first run (verdicts could have been seen)."""
+    written after the judge's first run (verdicts could have been seen).
+
+    Raises JudgeError for fewer gold claims than the operator's floor
+    (settings.JUDGE_MIN_GOLD_FLOOR), and after the first run for any change that is not a
+    tightening: a threshold chosen after looking may only ask for more."""
+    floor = settings.JUDGE_MIN_GOLD_FLOOR
+    if min_gold < floor:
+        raise JudgeError(f"Ask for at least {floor} gold claims: fewer cannot show a judge agrees.")
     with transaction.atomic():
         judge = Judge.objects.select_for_update().get(pk=judge.pk)
         before = _threshold(judge)
         after = {"min_kappa": min_kappa, "min_gold": min_gold}
         if before == after:
             return
+        if (
+            judge.threshold_locked_at is not None
+            and before
+            and (min_kappa < before["min_kappa"] or min_gold < before["min_gold"])
+        ):
+            raise JudgeError(
+                "After the first run the threshold may only tighten: "
+                f"κ at least {before['min_kappa']:.2f} on at least {before['min_gold']} "
+                "gold claims."
+            )
         judge.min_kappa, judge.min_gold = min_kappa, min_gold
         judge.save(update_fields=["min_kappa", "min_gold"])
         JudgeThresholdChange.objects.create(
@@ -192,6 +209,15 @@ def judge_threshold_set(*, judge: Judge, min_kappa: float, min_gold: int, user) 
             after=after,
             after_lock=judge.threshold_locked_at is not None,
         )
+
+
+def judge_threshold(judge: Judge) -> Threshold:
+    """The judge's written threshold with the operator's floor, as acceptance applies it."""
+    return Threshold(
+        min_kappa=judge.min_kappa,
+        min_gold=judge.min_gold,
+        floor=settings.JUDGE_MIN_GOLD_FLOOR,
+    )
 
 
 def _threshold(judge: Judge) -> dict:
@@ -225,6 +251,12 @@ def judge_run_start(*, judge: Judge, subset: str, system: str = "", user) -> Jud
     """
     if not judge.has_threshold:
         raise JudgeError("Write down the acceptance threshold before the first run.")
+    if judge.min_gold < settings.JUDGE_MIN_GOLD_FLOOR:
+        # A threshold written before the floor was raised: it must be raised first.
+        raise JudgeError(
+            f"The threshold asks for {judge.min_gold} gold claims; write down at least "
+            f"{settings.JUDGE_MIN_GOLD_FLOOR} before running."
+        )
     claim_ids = subset_claims(audit_set=judge.audit_set, subset=subset, system=system)
     if not claim_ids:
         raise JudgeError("No claims in this subset.")
@@ -569,7 +601,7 @@ def judge_accept(*, version: JudgeVersion, user) -> JudgeAcceptance:
     if not judge.has_threshold:
         raise JudgeError("No threshold was written down for this judge.")
     overall, _splits = judge_calibration(version=version)
-    ok, why = meets(Threshold(min_kappa=judge.min_kappa, min_gold=judge.min_gold), overall)
+    ok, why = meets(judge_threshold(judge), overall)
     if not ok:
         raise JudgeError(f"Not accepted: {why}")
     with transaction.atomic():

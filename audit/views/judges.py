@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from audit import selectors
 from audit.forms import JudgeForm, JudgeRunForm, JudgeThresholdForm
-from audit.judge_calibration import Calibration, Interval, Threshold, meets
+from audit.judge_calibration import Calibration, Interval, meets
 from audit.judge_prompt import DEFAULT_TEMPLATE
 from audit.judgments import JUDGMENT_LABELS
 from audit.models import Judge, JudgeRun, JudgeVersion
@@ -147,12 +147,18 @@ def judge_threshold(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         ctx = _detail_context(judge)
         ctx["threshold_form"] = form
         return render(request, "audit/judge_detail.html", ctx, status=400)
-    judge_services.judge_threshold_set(
-        judge=judge,
-        min_kappa=form.cleaned_data["min_kappa"],
-        min_gold=form.cleaned_data["min_gold"],
-        user=request.user,
-    )
+    try:
+        judge_services.judge_threshold_set(
+            judge=judge,
+            min_kappa=form.cleaned_data["min_kappa"],
+            min_gold=form.cleaned_data["min_gold"],
+            user=request.user,
+        )
+    except judge_services.JudgeError as refusal:
+        form.add_error(None, str(refusal))
+        ctx = _detail_context(judge)
+        ctx["threshold_form"] = form
+        return render(request, "audit/judge_detail.html", ctx, status=400)
     if judge.threshold_locked_at:
         messages.warning(request, "Threshold changed after the first run: the change is logged.")
     else:
@@ -242,7 +248,7 @@ def judge_calibration(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     # The figures stay hidden until a threshold is written: it is chosen before looking.
     if judge.has_threshold:
         overall, splits = judge_selectors.judge_calibration(version=version)
-        ok, why = meets(Threshold(min_kappa=judge.min_kappa, min_gold=judge.min_gold), overall)
+        ok, why = meets(judge_services.judge_threshold(judge), overall)
         ctx.update(
             overall=_shown(overall),
             splits=[(split.by, [_shown(group) for group in split.groups]) for split in splits],

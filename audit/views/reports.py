@@ -18,6 +18,7 @@ from django.views.decorators.http import require_safe
 from audit import comparison, judgments, selectors, services
 from audit.criteria import (
     CriteriaError,
+    CriteriaReasonRequired,
     Criterion,
     CriterionResult,
     Decision,
@@ -322,6 +323,7 @@ def set_report(request: HttpRequest, pk: int) -> HttpResponse:
             "changes": changes,
             "changed_after_lock": any(item["change"].after_lock for item in changes),
             "locked_since": selectors.criteria_locked_since(audit_set=audit_set),
+            "criteria_provenance": selectors.criteria_provenance(audit_set=audit_set),
             "overrides": selectors.number_overrides(audit_set=audit_set),
             "inaccessible": inaccessible,
             "provenance": judge_selectors.release_provenance(audit_set=audit_set),
@@ -379,13 +381,22 @@ def set_criteria(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = access.get_set_for_lead(request, pk)
     # Not `request.POST or None`: unchecking every criterion posts nothing but is a choice.
     data = request.POST if request.method == "POST" else None
-    form = CriteriaForm(data, initial=CriteriaForm.initial_for(audit_set.criteria))
     locked_since = selectors.criteria_locked_since(audit_set=audit_set)
+    form = CriteriaForm(
+        data,
+        initial=CriteriaForm.initial_for(audit_set.criteria),
+        locked=locked_since is not None,
+    )
     if request.method == "POST" and form.is_valid():
         try:
             change = services.criteria_update(
-                audit_set=audit_set, criteria=form.criteria(), by=request.user
+                audit_set=audit_set,
+                criteria=form.criteria(),
+                by=request.user,
+                reason=form.cleaned_data["reason"],
             )
+        except CriteriaReasonRequired as error:
+            form.add_error("reason", str(error))
         except CriteriaError as error:
             form.add_error(None, str(error))
         else:
@@ -393,10 +404,12 @@ def set_criteria(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.info(request, "The criteria are unchanged.")
             elif change.after_lock:
                 messages.warning(
-                    request, "Criteria saved. Review had started: the change is shown as such."
+                    request,
+                    f"Criteria saved as version {change.version}. Review had started: every "
+                    "decision on them says so, with your reason.",
                 )
             else:
-                messages.success(request, "Criteria saved.")
+                messages.success(request, f"Criteria saved as version {change.version}.")
             return redirect("audit:set-report", pk=audit_set.pk)
     return render(
         request,

@@ -13,10 +13,11 @@ from tests.browser.conftest import screenshot, watch_errors
 from tests.conftest import refund_set_with_gold
 from tests.test_judges import AGREE
 
+# A set of a few gold claims: below the operator's floor (30 by default).
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("egress_loopback"),
+    pytest.mark.usefixtures("egress_loopback", "small_gold_floor"),
 ]
 
 

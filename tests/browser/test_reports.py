@@ -19,7 +19,9 @@ def test_lead_reads_report_edits_criteria_and_compares_runs(
     new_page, live_server, three_runs, lead
 ):
     audit_set = three_runs["set"]
-    services.criteria_update(audit_set=audit_set, criteria=CRITERIA[:3], by=lead)
+    services.criteria_update(
+        audit_set=audit_set, criteria=CRITERIA[:3], by=lead, reason="first written late"
+    )
     page = new_page(lead)
     errors = watch_errors(page)
     base = f"{live_server.url}/sets/{audit_set.pk}"
@@ -44,10 +46,18 @@ def test_lead_reads_report_edits_criteria_and_compares_runs(
     expect(page.locator(".callout-warn")).to_contain_text("Locked")
     page.check("input[name=uncited_only_if_not_worthy]")
     page.fill("input[name=min_supported_share_percent]", "75")
+    # Locked: the browser itself asks for the reason before posting.
+    page.click("text=Save criteria")
+    expect(page.locator("h1")).to_have_text("Acceptance criteria")
+    assert page.locator("textarea[name=reason]").evaluate("el => el.validity.valueMissing")
+    page.fill("textarea[name=reason]", "Uncited claims count from this run on.")
     screenshot(page, "reports-criteria")
     page.click("text=Save criteria")
     expect(page.locator(".callout-warn").first).to_contain_text(
         "Criteria changed after review started"
+    )
+    expect(page.locator(".callout-warn").first).to_contain_text(
+        "Uncited claims count from this run on."
     )
     expect(v3.locator(".criteria-results li")).to_have_count(4)
     screenshot(page, "reports-report-after-change")

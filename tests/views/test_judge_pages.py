@@ -13,7 +13,8 @@ from tests import fake_llm as fake
 from tests.conftest import refund_set_with_gold, run_queued_jobs
 from tests.test_judges import AGREE
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback")]
+# A set of a few gold claims: below the operator's floor (30 by default).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback", "small_gold_floor")]
 
 SECRET = "sk-test-do-not-show-0123456789"
 

@@ -53,7 +53,9 @@ def claims(opened, reviewer_a, reviewer_b, lena):
     _write(reviewer_a, drafted, submit=False, judgment="not_supported", notes=DRAFT_SECRET)
     for user in (reviewer_a, reviewer_b, lena):
         _write(user, judged, submit=True, judgment="not_supported")
-    services.criteria_update(audit_set=opened, criteria=[{"kind": "no_contradicted"}], by=lena)
+    services.criteria_update(
+        audit_set=opened, criteria=[{"kind": "no_contradicted"}], by=lena, reason="set late"
+    )
     return {"blind": blind, "drafted": drafted, "judged": judged}
 
 

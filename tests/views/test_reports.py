@@ -80,7 +80,10 @@ CRITERIA = [
 
 
 def _set_criteria(audit_set, lead, criteria=CRITERIA):
-    return services.criteria_update(audit_set=audit_set, criteria=criteria, by=lead)
+    # Once review has started a change needs a reason; before, it is kept all the same.
+    return services.criteria_update(
+        audit_set=audit_set, criteria=criteria, by=lead, reason="the report's test"
+    )
 
 
 def test_report_shows_hand_computed_metrics_for_a_gold_run(client_for, lead, three_runs):
@@ -255,7 +258,7 @@ def test_criteria_lock_at_first_submitted_sheet_and_later_change_is_flagged(
 
     response = client.post(
         reverse("audit:set-criteria", args=[handmade.pk]),
-        {"uncited_only_if_not_worthy": "on"},
+        {"uncited_only_if_not_worthy": "on", "reason": "uncited claims matter more"},
     )
 
     assert response.status_code == 302
