@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import factory
 from django.contrib.auth.models import User
 
@@ -149,3 +151,11 @@ def submit_sheet(
         version=sheet.version,
         data=SheetData(judgment=judgment, evidence=evidence, **data),
     )
+
+
+def closed_loopback_port() -> int:
+    """A loopback port that nothing listens on (bound, then released): a database or
+    receiver there refuses the connection at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -26,7 +26,8 @@ from audit.services.webhooks import webhook_deliver
 from tests.conftest import refund_set_with_gold, run_queued_jobs
 from tests.egress_spellings import REFUSED
 
-pytestmark = pytest.mark.django_db
+# The judges here run on the refund set's three gold claims: below the operator's floor.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("small_gold_floor")]
 
 SERVER_SECRET = "server-secret-never-leaves-0123456789"
 MARKER = "INTERNAL-SERVICE-SAYS-"  # in every body a receiver here sends

@@ -15,7 +15,7 @@ from audit.selectors.judges import accepted_version
 from audit.services import judges
 from tests.conftest import refund_set_with_gold, run_queued_jobs
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback")]
 
 # Verdicts that agree with the refund example's three gold claims (as in tests/test_judges.py).
 AGREE = [

@@ -6,7 +6,6 @@ tries again."""
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 from django.db import connection
@@ -15,6 +14,7 @@ from django.urls import reverse
 
 from audit.views.errors import OUTAGE_MESSAGE, OUTAGE_RETRY_AFTER
 from tests.conftest import api_client, log_in
+from tests.factories import closed_loopback_port
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -93,12 +93,6 @@ def test_a_nul_in_a_page_query_or_form_is_a_400_page(client, opened, lead):
     assert "form" in login.content.decode()
 
 
-def _closed_loopback_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def database_down(transactional_db, tmp_path):
     """The default connection pointed at a database that is not there: a file in a missing
@@ -110,7 +104,7 @@ def database_down(transactional_db, tmp_path):
         if connection.vendor == "sqlite":
             connection.settings_dict["NAME"] = str(tmp_path / "gone" / "db.sqlite3")
         else:
-            connection.settings_dict.update(HOST="127.0.0.1", PORT=str(_closed_loopback_port()))
+            connection.settings_dict.update(HOST="127.0.0.1", PORT=str(closed_loopback_port()))
 
     yield down
     connection.close()

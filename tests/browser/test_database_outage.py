@@ -4,21 +4,14 @@ database is back."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 from django.db import connection
 
 from audit.models import AuditSheet, Claim
 from tests.browser.conftest import saved
+from tests.factories import closed_loopback_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _closed_loopback_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.mark.skipif(
@@ -50,7 +43,7 @@ def test_an_autosave_during_an_outage_is_kept_and_sent_again(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
-    settings_dict.update(HOST="127.0.0.1", PORT=str(_closed_loopback_port()))
+    settings_dict.update(HOST="127.0.0.1", PORT=str(closed_loopback_port()))
     try:
         page.keyboard.press("3")
         page.wait_for_selector("#save-status[data-state=error]")
