@@ -582,8 +582,8 @@ class JudgeForm(forms.ModelForm):
             "max_concurrency": "Requests in flight at once (1–32).",
             "timeout_seconds": "A request with no complete reply after this long is stored as a "
             "timeout.",
-            "api_key_env": "The name of an environment variable the operator set for judges, "
-            "CITEAUDIT_JUDGE_KEY_<NAME>; empty: no key.",
+            "api_key_env": "The name of an environment variable the operator set for judges: "
+            "CITEAUDIT_JUDGE_KEY_ and a name, e.g. CITEAUDIT_JUDGE_KEY_OPENAI; empty: no key.",
         }
 
     def clean_base_url(self) -> str:
