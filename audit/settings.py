@@ -342,3 +342,11 @@ if OIDC_ENABLED:
             ]
         }
     }
+
+# ---- Jobs always end: a running job's heartbeat and when a silent one counts as lost.
+# A running job writes a heartbeat to the cache this often, from a thread of its own, so a
+# job busy on one long step still shows its worker is alive. Keep it well below
+# JOB_STALE_SECONDS: a running job with no heartbeat for that long is failed as lost (its
+# worker killed or its machine gone) when a job page, the API's job list or a worker next
+# looks.
+JOB_HEARTBEAT_SECONDS = float(os.environ.get("CITEAUDIT_JOB_HEARTBEAT_SECONDS", "5"))
