@@ -307,18 +307,23 @@ HEARTBEAT_THREAD = "citeaudit-job-heartbeat"
 def job_cancel(*, job: Job) -> None:
     """Cancel a queued job, or a running one whose worker was lost, at once; ask a running
     one to stop at its next chunk (the flag is in the cache, which every worker and web
-    process shares; the job's page says *cancelling* until it has stopped)."""
-    with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job.pk)
-        if job.status == Job.Status.QUEUED:
-            job.status = Job.Status.CANCELLED
-            job.finished_at = timezone.now()
-            job.save(update_fields=["status", "finished_at"])
-            _discard_files(job)
-            return
-        if job.status != Job.Status.RUNNING:
-            raise JobRefused(f"This job has already {job.get_status_display().lower()}.")
-        cache.set(CANCEL_KEY.format(token=job.token), True, _PROGRESS_SECONDS)
+    process shares; the job's page says *cancelling* until it has stopped).
+
+    A running job is asked without a transaction: on SQLite its work's transaction holds
+    the write lock, and a cancel must not wait for the job it cancels."""
+    job = Job.objects.get(pk=job.pk)
+    if job.status == Job.Status.QUEUED:
+        with transaction.atomic():
+            job = Job.objects.select_for_update().get(pk=job.pk)
+            if job.status == Job.Status.QUEUED:
+                job.status = Job.Status.CANCELLED
+                job.finished_at = timezone.now()
+                job.save(update_fields=["status", "finished_at"])
+                _discard_files(job)
+                return
+    if job.status != Job.Status.RUNNING:  # a worker took it, or it ended, meanwhile
+        raise JobRefused(f"This job has already {job.get_status_display().lower()}.")
+    cache.set(CANCEL_KEY.format(token=job.token), True, _PROGRESS_SECONDS)
     if job_is_stale(job):
         _end_lost(job)
 
