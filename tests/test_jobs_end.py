@@ -52,14 +52,14 @@ def worker(transactional_db, tmp_path):
     own, so the end of the test kills it and anything it forked, whatever the code does."""
     started: list[tuple[subprocess.Popen, Path]] = []
 
-    def start(*args: str) -> subprocess.Popen:
+    def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
         log = tmp_path / f"worker-{len(started)}.log"
         with open(log, "w") as errors:
             process = subprocess.Popen(
                 [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--interval=0.1"]
                 + list(args),
                 cwd=ROOT,
-                env={**_worker_env(), **WORKER_ENV},
+                env={**_worker_env(), **WORKER_ENV, **(env or {})},
                 stdout=subprocess.DEVNULL,
                 stderr=errors,
                 start_new_session=True,
@@ -149,7 +149,7 @@ def _part_way(job: Job, total: int, process: subprocess.Popen) -> None:
 
 @pytest.mark.usefixtures("role_groups")
 def test_a_no_op_re_import_with_matching_processes_ends_and_the_next_job_runs(lead, worker):
-    data = _many(2 * CHUNK + 10)
+    data = _many(8 * CHUNK + 10)
     first = _queue(lead, data)
     again = _queue(lead, data)
     after = _queue(lead, _many(3, prefix="new"), name="next.jsonl", set_name="Next")
@@ -158,19 +158,21 @@ def test_a_no_op_re_import_with_matching_processes_ends_and_the_next_job_runs(le
 
     for job in (first, again, after):
         job.refresh_from_db()
-    assert (first.status, first.result["answers"]) == ("succeeded", 2 * CHUNK + 10)
+    assert (first.status, first.result["answers"]) == ("succeeded", 8 * CHUNK + 10)
     assert (again.status, again.result["answers"], again.result["skipped"]) == (
         "succeeded",
         0,
-        2 * CHUNK + 10,
+        8 * CHUNK + 10,
     )
     assert (after.status, after.result["answers"]) == ("succeeded", 3)
 
 
 @pytest.mark.usefixtures("role_groups")
 def test_a_line_refused_inside_the_pool_fails_the_job_naming_file_line_and_field(lead, worker):
-    bad = jsonl(native_line(question_id="late", answer_id="late", answer=7))
-    refused = _queue(lead, _many(CHUNK + 20) + bad, name="nightly.jsonl")
+    # Refused in the first batch of lines while the matcher processes are busy with the
+    # batches after it: the pool is ended with work in flight.
+    bad = jsonl(native_line(question_id="early", answer_id="early", answer=7))
+    refused = _queue(lead, _many(20) + bad + _many(8 * CHUNK, prefix="b"), name="nightly.jsonl")
     after = _queue(lead, _many(3, prefix="new"), name="next.jsonl", set_name="Next")
 
     _finish(worker("--batch"))
@@ -178,7 +180,7 @@ def test_a_line_refused_inside_the_pool_fails_the_job_naming_file_line_and_field
     refused.refresh_from_db()
     after.refresh_from_db()
     assert refused.status == "failed"
-    assert re.match(rf"nightly\.jsonl: line {CHUNK + 21}: answer: ", refused.error), refused.error
+    assert re.match(r"nightly\.jsonl: line 21: answer: ", refused.error), refused.error
     assert not AuditSet.objects.filter(name="Uploaded").exists()
     assert (after.status, after.result["answers"]) == ("succeeded", 3)
 
@@ -233,22 +235,32 @@ def test_kill_9_mid_import_fails_the_job_naming_its_worker_and_a_retry_imports_i
     )
 
 
-@pytest.mark.usefixtures("role_groups", "stale_limit")
-def test_a_running_job_outliving_the_stale_limit_is_kept_alive_by_its_heartbeat(lead, worker):
-    # Long enough to outlast the stale limit while the API is asked (and reaps) throughout.
-    job = _queue(lead, _many(12 * CHUNK))
+@pytest.mark.usefixtures("role_groups")
+def test_a_silent_job_is_kept_alive_by_its_heartbeat_and_names_its_worker(lead, worker, settings):
+    # A no-op re-import reports no progress until it ends: only its heartbeat shows that
+    # its worker is alive, while the API is asked (and ends lost jobs) throughout. Here it
+    # is silent for about the (tiny) stale limit; the heartbeat beats ten times as often.
+    data = _many(24 * CHUNK)
+    first = _queue(lead, data)
+    again = _queue(lead, data)
     client = _api(lead)
-    process = worker("--batch")
-    seen = set()
-    deadline = time.monotonic() + 300
-    while process.poll() is None and time.monotonic() < deadline:
-        seen.add(client.get(f"/api/v1/jobs/{job.pk}").json()["status"])
-        time.sleep(0.2)
+    process = worker("--batch", env={"CITEAUDIT_JOB_HEARTBEAT_SECONDS": "0.03"})
+    assert _wait_for(lambda: Job.objects.get(pk=first.pk).status == "succeeded", 300)
+    settings.JOB_STALE_SECONDS = 0.3
+    seen = []
+    started = time.monotonic()
+    while process.poll() is None and time.monotonic() - started < ENDS_WITHIN:
+        body = client.get(f"/api/v1/jobs/{again.pk}").json()
+        seen.append((body["status"], body["worker"], time.monotonic() - started))
+        time.sleep(0.1)
 
     _finish(process, timeout=1)
-    job.refresh_from_db()
-    assert job.status == "succeeded", job.error
-    assert seen <= {"queued", "running", "succeeded"}
+    again.refresh_from_db()
+    assert (again.status, again.result["skipped"]) == ("succeeded", 24 * CHUNK), again.error
+    assert {status for status, _, _ in seen} <= {"queued", "running", "succeeded"}
+    assert {w for status, w, _ in seen if status == "running"} == {
+        f"{again.worker}"
+    } and again.worker.endswith(f" pid {process.pid}")
 
 
 def test_the_readme_ci_loop_ends_for_a_job_whose_worker_died(

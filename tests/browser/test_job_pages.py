@@ -79,3 +79,79 @@ def test_a_lead_adds_a_webhook_and_reads_its_delivery_log(new_page, live_server,
         page.set_viewport_size({"width": width, "height": 900})
         screenshot(page, f"webhooks-{width}")
         assert page.evaluate(OVERFLOW) <= 0
+
+
+def _queue_import(lead, lines: int) -> Job:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.factories import default_workspace
+    from tests.formats.helpers import jsonl, native_line
+
+    data = jsonl(*(native_line(question_id=f"q{i}", answer_id=f"a{i}") for i in range(lines)))
+    return services.job_import_create(
+        upload=SimpleUploadedFile("nightly.jsonl", data),
+        audit_set=None,
+        new_set_name="Nightly",
+        fmt="auto",
+        user=lead,
+        workspace=default_workspace(),
+    )
+
+
+def test_the_page_of_a_job_whose_worker_was_killed_says_so_and_runs_it_again(
+    new_page, live_server, lead, settings, start_worker
+):
+    from tests.conftest import kill_worker_part_way
+
+    settings.JOB_STALE_SECONDS = 3
+    # Signed in first: on SQLite the running import holds the write lock a login needs.
+    page = new_page(lead)
+    job = _queue_import(lead, 3000)
+    kill_worker_part_way(start_worker(), job, 3000)
+
+    page.goto(f"{live_server.url}{job.get_absolute_url()}")
+
+    status = page.locator("#job-status")
+    status.get_by_text("Nothing was imported.").wait_for(timeout=30_000)
+    assert "stopped answering: no heartbeat for over 3 s (killed, or its machine lost)" in (
+        status.inner_text()
+    )
+    assert "Nothing of it was kept; running it again starts from the beginning." in (
+        status.inner_text()
+    )
+    screenshot(page, "job-killed-worker")
+    page.click("button:has-text('Run again')")
+    page.wait_for_selector("text=Queued again: it runs from the start.")
+    worker = start_worker("--batch")
+    _, errors = worker.communicate(timeout=300)
+    assert worker.returncode == 0, errors
+    page.wait_for_selector("#job-status >> text=Imported into", timeout=30_000)
+
+
+def test_a_lead_cancels_a_running_job_and_sees_it_cancelling_then_cancelled(
+    new_page, live_server, lead, start_worker
+):
+    from django.core.cache import cache
+
+    from audit.selectors.jobs import PROGRESS_KEY
+
+    page = new_page(lead)
+    job = _queue_import(lead, 20_000)
+    worker = start_worker()
+    page.goto(f"{live_server.url}{job.get_absolute_url()}")
+    page.wait_for_selector("#job-status >> text=Running.", timeout=60_000)
+    for _ in range(3000):  # part-way: some answers written, far from all
+        if (cache.get(PROGRESS_KEY.format(token=job.token)) or {}).get("done", 0) > 0:
+            break
+        assert worker.poll() is None, worker.stderr.read()
+        page.wait_for_timeout(20)
+
+    page.click("#job-status button:has-text('Cancel')")
+
+    page.wait_for_selector("#job-status >> text=Cancelling…", timeout=5_000)
+    assert page.locator("#job-status button:has-text('Cancel')").count() == 0
+    screenshot(page, "job-cancelling")
+    page.wait_for_selector("#job-status >> text=Cancelled.", timeout=30_000)
+    job.refresh_from_db()
+    assert job.status == "cancelled"
+    assert worker.poll() is None  # the worker goes on to its next job
