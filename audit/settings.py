@@ -198,8 +198,9 @@ IMPORT_WORKERS = int(
 # Where an uploaded file waits for its job. Every worker must see it: on several machines,
 # a shared volume.
 JOBS_DIR = Path(os.environ.get("CITEAUDIT_JOBS_DIR", str(BASE_DIR / "var" / "jobs")))
-# A running job reports its progress at least this often; one silent for longer was
-# stopped (its worker killed) and may be run again.
+# A running job whose worker said nothing (no heartbeat, no progress) for longer than
+# this lost its worker (killed, or its machine gone): it is failed, naming the worker, and
+# may be run again.
 JOB_STALE_SECONDS = int(os.environ.get("CITEAUDIT_JOB_STALE_SECONDS", "120"))
 # A set with more answers than this is exported, and compared again after a change of its
 # adjudication settings, by a job rather than within the request.

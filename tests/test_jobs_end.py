@@ -263,6 +263,28 @@ def test_a_silent_job_is_kept_alive_by_its_heartbeat_and_names_its_worker(lead, 
     } and again.worker.endswith(f" pid {process.pid}")
 
 
+@pytest.mark.usefixtures("role_groups")
+def test_a_worker_stopped_twice_mid_import_exits_and_its_job_fails_saying_so(lead, worker):
+    n = 8 * CHUNK
+    job = _queue(lead, _many(n))
+    process = worker()
+    _part_way(job, n, process)
+
+    # The first asks it to finish the job first; the second, to stop at once.
+    process.send_signal(signal.SIGTERM)
+    time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=60)
+
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert job.error == (
+        f"Its worker ({job.worker}) was stopped while it ran. Nothing of it was kept; running "
+        "it again starts from the beginning."
+    )
+    assert not AuditSet.objects.filter(name="Uploaded").exists()
+
+
 def test_the_readme_ci_loop_ends_for_a_job_whose_worker_died(
     lead, live_server, stale_limit, transactional_db, role_groups
 ):
