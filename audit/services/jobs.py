@@ -202,10 +202,13 @@ def job_run(*, job_id: int) -> None:
         status = Job.Status.CANCELLED
     except (FormatError, JobFailed) as failure:
         error = str(failure)
-    except Exception:
+    except Exception as failure:
         # Logged with its traceback for the operator; the page says only that it failed.
         logger.exception("job %s failed", job.pk)
         error = "The job stopped on an internal error."
+        if isinstance(failure.__context__, SystemExit | KeyboardInterrupt):
+            # Stopping at once broke what it interrupted (a database call, say).
+            error = f"Its worker ({job.worker}) was stopped while it ran. {_kept(job)}"
         raise
     except BaseException:
         # The worker was told to stop at once (a second SIGTERM or Ctrl-C): the work's
