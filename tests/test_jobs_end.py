@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -46,14 +47,15 @@ def stale_limit(settings):
     settings.JOB_STALE_SECONDS = STALE
 
 
-@pytest.fixture
-def worker(transactional_db, tmp_path):
+@contextlib.contextmanager
+def matcher_workers(folder: Path) -> Iterator[Callable[..., subprocess.Popen]]:
     """Start `manage.py db_worker` with matcher processes (WORKER_ENV) in a session of its
-    own, so the end of the test kills it and anything it forked, whatever the code does."""
-    started: list[tuple[subprocess.Popen, Path]] = []
+    own, so the end of the block kills it and anything it forked, whatever the code does.
+    Its stderr goes to a file in `folder` (`process.log`)."""
+    started: list[subprocess.Popen] = []
 
     def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-        log = tmp_path / f"worker-{len(started)}.log"
+        log = folder / f"worker-{len(started)}.log"
         with open(log, "w") as errors:
             process = subprocess.Popen(
                 [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--interval=0.1"]
@@ -65,14 +67,22 @@ def worker(transactional_db, tmp_path):
                 start_new_session=True,
             )
         process.log = log  # type: ignore[attr-defined]
-        started.append((process, log))
+        started.append(process)
         return process
 
-    yield start
-    for process, _log in started:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
+    try:
+        yield start
+    finally:
+        for process in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+
+
+@pytest.fixture
+def worker(transactional_db, tmp_path):
+    with matcher_workers(tmp_path) as start:
+        yield start
 
 
 def _api(user):

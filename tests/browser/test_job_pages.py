@@ -9,10 +9,18 @@ from django.utils import timezone
 from audit import services
 from audit.models import Job, Webhook, WebhookDelivery
 from tests.browser.conftest import screenshot
+from tests.test_jobs_end import _part_way, matcher_workers
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 OVERFLOW = "document.documentElement.scrollWidth - window.innerWidth"
+
+
+@pytest.fixture
+def worker(transactional_db, tmp_path):
+    """`manage.py db_worker` processes that fork matcher processes, as in production."""
+    with matcher_workers(tmp_path) as start:
+        yield start
 
 
 def test_a_large_export_is_prepared_by_a_job_then_downloaded(
@@ -99,15 +107,16 @@ def _queue_import(lead, lines: int) -> Job:
 
 
 def test_the_page_of_a_job_whose_worker_was_killed_says_so_and_runs_it_again(
-    new_page, live_server, lead, settings, start_worker
+    new_page, live_server, lead, settings, worker
 ):
-    from tests.conftest import kill_worker_part_way
-
     settings.JOB_STALE_SECONDS = 3
     # Signed in first: on SQLite the running import holds the write lock a login needs.
     page = new_page(lead)
     job = _queue_import(lead, 3000)
-    kill_worker_part_way(start_worker(), job, 3000)
+    killed = worker()
+    _part_way(job, 3000, killed)
+    killed.kill()
+    killed.wait(timeout=30)
 
     page.goto(f"{live_server.url}{job.get_absolute_url()}")
 
@@ -122,29 +131,21 @@ def test_the_page_of_a_job_whose_worker_was_killed_says_so_and_runs_it_again(
     screenshot(page, "job-killed-worker")
     page.click("button:has-text('Run again')")
     page.wait_for_selector("text=Queued again: it runs from the start.")
-    worker = start_worker("--batch")
-    _, errors = worker.communicate(timeout=300)
-    assert worker.returncode == 0, errors
+    rerun = worker("--batch")
+    assert rerun.wait(timeout=300) == 0, rerun.log.read_text()
     page.wait_for_selector("#job-status >> text=Imported into", timeout=30_000)
 
 
 def test_a_lead_cancels_a_running_job_and_sees_it_cancelling_then_cancelled(
-    new_page, live_server, lead, start_worker
+    new_page, live_server, lead, worker
 ):
-    from django.core.cache import cache
-
-    from audit.selectors.jobs import PROGRESS_KEY
-
     page = new_page(lead)
     job = _queue_import(lead, 20_000)
-    worker = start_worker()
+    # With matcher processes: the pool is ended while they are busy.
+    running = worker()
     page.goto(f"{live_server.url}{job.get_absolute_url()}")
     page.wait_for_selector("#job-status >> text=Running.", timeout=60_000)
-    for _ in range(3000):  # part-way: some answers written, far from all
-        if (cache.get(PROGRESS_KEY.format(token=job.token)) or {}).get("done", 0) > 0:
-            break
-        assert worker.poll() is None, worker.stderr.read()
-        page.wait_for_timeout(20)
+    _part_way(job, 20_000, running)
 
     page.click("#job-status button:has-text('Cancel')")
 
@@ -154,4 +155,4 @@ def test_a_lead_cancels_a_running_job_and_sees_it_cancelling_then_cancelled(
     page.wait_for_selector("#job-status >> text=Cancelled.", timeout=30_000)
     job.refresh_from_db()
     assert job.status == "cancelled"
-    assert worker.poll() is None  # the worker goes on to its next job
+    assert running.poll() is None  # the worker goes on to its next job
