@@ -362,3 +362,19 @@ def stored_import_rows(audit_set: AuditSet) -> list:
                 )
             )
     return rows
+
+
+def queue_import(lead, data: bytes, name: str = "answers.jsonl", set_name: str = "Uploaded"):
+    """Queue an import job of `data` into a new set of the default workspace."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.factories import default_workspace
+
+    return services.job_import_create(
+        upload=SimpleUploadedFile(name, data),
+        audit_set=None,
+        new_set_name=set_name,
+        fmt="auto",
+        user=lead,
+        workspace=default_workspace(),
+    )

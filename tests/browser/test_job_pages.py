@@ -9,6 +9,8 @@ from django.utils import timezone
 from audit import services
 from audit.models import Job, Webhook, WebhookDelivery
 from tests.browser.conftest import screenshot
+from tests.conftest import queue_import
+from tests.formats.helpers import jsonl, native_line
 from tests.test_jobs_end import _part_way, matcher_workers
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -90,20 +92,8 @@ def test_a_lead_adds_a_webhook_and_reads_its_delivery_log(new_page, live_server,
 
 
 def _queue_import(lead, lines: int) -> Job:
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    from tests.factories import default_workspace
-    from tests.formats.helpers import jsonl, native_line
-
     data = jsonl(*(native_line(question_id=f"q{i}", answer_id=f"a{i}") for i in range(lines)))
-    return services.job_import_create(
-        upload=SimpleUploadedFile("nightly.jsonl", data),
-        audit_set=None,
-        new_set_name="Nightly",
-        fmt="auto",
-        user=lead,
-        workspace=default_workspace(),
-    )
+    return queue_import(lead, data, name="nightly.jsonl", set_name="Nightly")
 
 
 def test_the_page_of_a_job_whose_worker_was_killed_says_so_and_runs_it_again(
