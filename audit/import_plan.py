@@ -5,10 +5,19 @@ its own process writes.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
 import hashlib
 import json
-from collections.abc import Callable, Collection, Sequence
+import multiprocessing
+import multiprocessing.pool
+import os
+import signal
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
@@ -184,6 +193,60 @@ def answer_rows(record: AnswerRecord, plan: PlannedAnswer | None) -> AnswerRows:
         ),
         claims=tuple(claims),
     )
+
+
+# Held by any thread of the importing process while it does something a forked child must
+# not inherit half-done (services.jobs' heartbeat writing to the cache); the pool forks
+# with it held, so no child starts with a copy of a lock that thread held.
+FORK_LOCK = threading.Lock()
+# What a worker process (manage.py db_worker, runserver) handles itself: a child that
+# inherited those handlers would treat the pool's SIGTERM as the worker's own graceful stop
+# and never end, and the pool would wait for it forever.
+_STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGQUIT") if hasattr(signal, name)
+)
+_PR_SET_PDEATHSIG = 1
+
+
+@contextlib.contextmanager
+def matcher_pool(
+    workers: int, seen: Collection[str] = frozenset()
+) -> Iterator[multiprocessing.pool.Pool]:
+    """A pool of `workers` forked processes that run this module's functions, ended (with
+    SIGTERM) when the block ends, however it ends.
+
+    The stop signals are blocked while it forks, so none reaches a child before it has put
+    back their default handling (_child_start); a child also dies with the process that
+    made it, so none outlives a worker that was killed."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        with FORK_LOCK, warnings.catch_warnings():
+            # Python warns of forking beside another thread; the one a job runs beside (its
+            # heartbeat) waits for FORK_LOCK, held here, so it holds no other lock now.
+            warnings.filterwarnings("ignore", "This process .* multi-threaded", DeprecationWarning)
+            pool = multiprocessing.get_context("fork").Pool(
+                workers, initializer=_child_start, initargs=(os.getpid(), seen)
+            )
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    with pool:
+        yield pool
+
+
+def _child_start(parent: int, seen: Collection[str]) -> None:
+    # Ctrl-C in a terminal reaches the whole process group: the importing process decides
+    # what happens, and ends the pool. SIGTERM (the pool's terminate) ends a child at once.
+    for number in _STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN if number != signal.SIGTERM else signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    if sys.platform == "linux":
+        # The kernel ends the child when its parent dies (kill -9 included): the pipes it
+        # waits on stay open in its own copy of them, so it would otherwise wait forever.
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl
+            os._exit(1)
+    worker_start(seen)
 
 
 # One cache per worker process: a pool's workers live for one import.

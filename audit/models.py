@@ -854,6 +854,8 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
+    # The worker process that ran it last ("host pid N"): named when it is lost.
+    worker = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -201,8 +201,9 @@ IMPORT_WORKERS = int(
 # Where an uploaded file waits for its job. Every worker must see it: on several machines,
 # a shared volume.
 JOBS_DIR = Path(os.environ.get("CITEAUDIT_JOBS_DIR", str(BASE_DIR / "var" / "jobs")))
-# A running job reports its progress at least this often; one silent for longer was
-# stopped (its worker killed) and may be run again.
+# A running job whose worker said nothing (no heartbeat, no progress) for longer than
+# this lost its worker (killed, or its machine gone): it is failed, naming the worker, and
+# may be run again.
 JOB_STALE_SECONDS = int(os.environ.get("CITEAUDIT_JOB_STALE_SECONDS", "120"))
 # A set with more answers than this is exported, and compared again after a change of its
 # adjudication settings, by a job rather than within the request.
@@ -428,3 +429,11 @@ JUDGE_KEY_HOSTS = [
 # The fewest gold claims a judge's acceptance threshold may ask for: a lead writes at least
 # this many before the first run, and no judge is accepted on fewer.
 JUDGE_MIN_GOLD_FLOOR = int(os.environ.get("CITEAUDIT_JUDGE_MIN_GOLD_FLOOR", "30"))
+
+# ---------------------------------------------------------------------------- jobs
+# A running job writes a heartbeat to the cache this often, from a thread of its own, so a
+# job busy on one long step still shows its worker is alive. Keep it well below
+# JOB_STALE_SECONDS: a running job with no heartbeat for that long is failed as lost (its
+# worker killed or its machine gone) when a job page, the API's job list or a worker next
+# looks.
+JOB_HEARTBEAT_SECONDS = float(os.environ.get("CITEAUDIT_JOB_HEARTBEAT_SECONDS", "5"))

@@ -381,3 +381,19 @@ def small_gold_floor(settings):
     """Judges accepted on a few gold claims (the refund set has three): the operator's floor,
     30 by default, is tested in tests/test_judge_acceptance.py."""
     settings.JUDGE_MIN_GOLD_FLOOR = 1
+
+
+def queue_import(lead, data: bytes, name: str = "answers.jsonl", set_name: str = "Uploaded"):
+    """Queue an import job of `data` into a new set of the default workspace."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.factories import default_workspace
+
+    return services.job_import_create(
+        upload=SimpleUploadedFile(name, data),
+        audit_set=None,
+        new_set_name=set_name,
+        fmt="auto",
+        user=lead,
+        workspace=default_workspace(),
+    )

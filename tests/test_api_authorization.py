@@ -34,6 +34,9 @@ MATRIX: dict[tuple[str, str], tuple[int, int, int, int, int]] = {
     ("/api/v1/sets/{set_id}/settings", "PATCH"): (NO, 403, 403, 200, RO),
     ("/api/v1/imports", "POST"): (NO, 403, 403, 202, RO),
     ("/api/v1/jobs/{job_id}", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/jobs", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/jobs/{job_id}/cancel", "POST"): (NO, 403, 403, 202, RO),
+    ("/api/v1/jobs/{job_id}/retry", "POST"): (NO, 403, 403, 409, RO),  # still queued
     ("/api/v1/sets/{set_id}/answers", "GET"): (NO, 200, 200, 200, 200),
     ("/api/v1/sets/{set_id}/claims", "GET"): (NO, 200, 200, 200, 200),
     # A claim exists for the reviewer it is assigned to, and for leads.
@@ -98,6 +101,11 @@ def _request(client: Client, path: str, method: str, world: dict):
             "run.jsonl", (FIXTURES / "demo" / "handmade.jsonl").read_bytes()
         )
         return client.post(url, {"file": upload, "set": world["set"].pk})
+    if path.endswith(("/cancel", "/retry")):
+        # Each caller finds the job queued: a lead cancels it, and then it cannot run
+        # again (its upload is gone).
+        Job.objects.filter(pk=world["ids"]["job_id"]).update(status=Job.Status.QUEUED)
+        return client.post(url)
     if path.endswith("/verdicts"):
         line = b'{"judge": "j", "answer_id": "hm-1-a", "claim_index": 0, "judgment": "unclear"}'
         return client.post(url, {"file": SimpleUploadedFile("judge.jsonl", line)})

@@ -7,12 +7,14 @@ import os
 import signal
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django.utils import timezone
 
 from audit import selectors, services
 from audit.models import Answer, AuditSet, Claim, Job
@@ -190,13 +192,17 @@ def test_a_file_read_whole_has_its_own_lower_limit(lead, settings):
 def test_a_job_whose_worker_went_silent_can_be_run_again(client_for, lead, settings):
     job = _queue(lead, _many(2))
     # As a killed worker leaves it: running, its last report long ago.
-    Job.objects.filter(pk=job.pk).update(status="running")
+    Job.objects.filter(pk=job.pk).update(
+        status="running", started_at=timezone.now() - timedelta(hours=1), worker="w1 pid 7"
+    )
     cache.set(PROGRESS_KEY.format(token=job.token), {"done": 1, "total": 2, "at": 0})
     client = client_for(lead)
 
     page = client.get(job.get_absolute_url()).content.decode()
-    assert "Stopped." in page and "Run again" in page
+    assert "Its worker (w1 pid 7) stopped answering" in page and "Run again" in page
     assert "hx-trigger" not in page  # nothing left to poll for
+    job.refresh_from_db()
+    assert job.status == "failed"
 
     response = client.post(reverse("audit:job-retry", args=[job.pk]))
     assert response.status_code == 302

@@ -115,6 +115,11 @@ class JobOut(Schema):
     percent: int
     elapsed_seconds: float | None
     stale: bool
+    # A lead asked to cancel it and it has not stopped yet.
+    cancelling: bool
+    attempts: int
+    # The worker process that ran it last ("host pid N").
+    worker: str
     error: str
     result: dict[str, Any]
     created_at: datetime
@@ -287,6 +292,9 @@ def _job_out(job: Job) -> dict:
         "percent": progress.percent,
         "elapsed_seconds": progress.elapsed.total_seconds() if progress.elapsed else None,
         "stale": progress.stale,
+        "cancelling": progress.cancelling,
+        "attempts": job.attempts,
+        "worker": job.worker,
         "error": job.error,
         "result": job.result,
         "created_at": job.created_at,
@@ -330,14 +338,84 @@ def import_create(
     return Status(202, _job_out(job))
 
 
-@api.get("/jobs/{job_id}", response=JobOut, tags=["imports"], url_name="job-detail")
-def job_detail(request: HttpRequest, job_id: int) -> dict:
-    """A job's status and progress; a failed import's error names file, line and field."""
+JobStatus = StrEnum("JobStatus", {code: code for code, _ in Job.Status.choices})
+
+
+def _get_job_for_lead(request: HttpRequest, job_id: int) -> Job:
+    # The job pages' lookup: a lead of the job's workspace, else 404.
     access.require_lead(request)
     job = selectors.jobs_for_lead(user=request.user).filter(pk=job_id).first()
     if job is None:
         raise HttpError(404, "No such job.")
-    return _job_out(job)
+    return job
+
+
+@api.get("/jobs", response=Page, tags=["jobs"], url_name="job-list")
+def job_list(
+    request: HttpRequest,
+    status: JobStatus | None = None,
+    set: int | None = None,  # noqa: A002 - the query parameter's public name
+    cursor: str = "",
+    limit: int = Query(50, ge=1, le=MAX_LIMIT),
+) -> dict:
+    """The jobs of the workspaces you lead, oldest first (page on with next_cursor),
+    optionally of one status or set. A running job whose worker was lost is ended first."""
+    access.require_lead(request)
+    services.jobs_reap_stale()
+    jobs = selectors.jobs_for_lead(user=request.user)
+    if status:
+        jobs = jobs.filter(status=str(status))
+    if set is not None:
+        jobs = jobs.filter(audit_set_id=set)
+    return cursor_page(jobs, cursor=cursor, limit=limit, row=_job_out)
+
+
+@api.get("/jobs/{job_id}", response=JobOut, tags=["jobs"], url_name="job-detail")
+def job_detail(request: HttpRequest, job_id: int) -> dict:
+    """A job's status and progress; a failed import's error names file, line and field.
+    A running job whose worker was lost ends here as failed, naming the worker, so a loop
+    that waits for the job to end always ends."""
+    access.require_lead(request)
+    services.jobs_reap_stale()
+    return _job_out(_get_job_for_lead(request, job_id))
+
+
+@api.post(
+    "/jobs/{job_id}/cancel",
+    response={202: JobOut, 409: Message},
+    tags=["jobs"],
+    url_name="job-cancel",
+)
+def job_cancel(request: HttpRequest, job_id: int) -> Status:
+    """Cancel a job: a queued one, or one whose worker was lost, at once; a running one
+    stops at its next chunk (`cancelling` is true until then). 409 once it has ended."""
+    job = _get_job_for_lead(request, job_id)
+    try:
+        services.job_cancel(job=job)
+    except services.JobRefused as refusal:
+        raise HttpError(409, str(refusal)) from None
+    job.refresh_from_db()
+    return Status(202, _job_out(job))
+
+
+@api.post(
+    "/jobs/{job_id}/retry",
+    response={202: JobOut, 409: Message},
+    tags=["jobs"],
+    url_name="job-retry",
+)
+def job_retry(request: HttpRequest, job_id: int) -> Status:
+    """Queue again a job that failed, was cancelled or lost its worker, with the same
+    inputs; the same job id, so follow it as before. 409 while it is queued or running,
+    after it succeeded, or when its uploaded file is no longer kept."""
+    services.jobs_reap_stale()
+    job = _get_job_for_lead(request, job_id)
+    try:
+        services.job_retry(job=job)
+    except services.JobRefused as refusal:
+        raise HttpError(409, str(refusal)) from None
+    job.refresh_from_db()
+    return Status(202, _job_out(job))
 
 
 # ------------------------------------------------------------------ answers, claims, sheets

@@ -49,6 +49,7 @@ from audit.selectors.jobs import (
     export_file,
     job_is_stale,
     job_progress,
+    job_retry_refusal,
     jobs_for_lead,
 )
 from audit.selectors.release import (
@@ -191,6 +192,7 @@ __all__ = [
     "jobs_for_lead",
     "job_is_stale",
     "job_progress",
+    "job_retry_refusal",
     "set_criteria",
     "system_decision",
     "decision_report",

@@ -14,10 +14,14 @@ from django.utils import timezone
 
 from audit import roles
 from audit.formats.catalogue import EXPORT_FORMATS
-from audit.models import Job
+from audit.models import Job, JudgeRun
 
 PROGRESS_KEY = "job:{token}:progress"
 CANCEL_KEY = "job:{token}:cancel"
+# When the running job's worker last said it was alive (services.jobs._heartbeat).
+HEARTBEAT_KEY = "job:{token}:heartbeat"
+# The kinds whose input is an uploaded file under JOBS_DIR, deleted when the job ends.
+UPLOAD_KINDS = (Job.Kind.IMPORT, Job.Kind.VERDICTS)
 
 
 @dataclass(frozen=True)
@@ -44,11 +48,39 @@ def jobs_for_lead(*, user) -> QuerySet[Job]:
 
 
 def job_is_stale(job: Job) -> bool:
+    """Whether a running job's worker has said nothing (no heartbeat, no progress) for
+    longer than JOB_STALE_SECONDS: killed, or its machine lost."""
     if job.status != Job.Status.RUNNING:
         return False
-    entry = cache.get(PROGRESS_KEY.format(token=job.token))
-    last = entry["at"] if entry else (job.started_at.timestamp() if job.started_at else 0)
-    return time.time() - last > settings.JOB_STALE_SECONDS
+    entry = cache.get(PROGRESS_KEY.format(token=job.token)) or {}
+    beats = [cache.get(HEARTBEAT_KEY.format(token=job.token)) or 0, entry.get("at", 0)]
+    if job.started_at:
+        beats.append(job.started_at.timestamp())
+    return time.time() - max(beats) > settings.JOB_STALE_SECONDS
+
+
+def jobs_stale_candidates() -> QuerySet[Job]:
+    """Running jobs that started longer ago than the stale limit: only these can be stale."""
+    since = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
+    return Job.objects.filter(status=Job.Status.RUNNING, started_at__lt=since)
+
+
+def job_retry_refusal(job: Job) -> str | None:
+    """Why the job cannot be run again as it now is, or None when it can: one that failed,
+    was cancelled or lost its worker, whose inputs are still there."""
+    if job.status == Job.Status.RUNNING and not job_is_stale(job):
+        return "This job is still running."
+    if job.status == Job.Status.QUEUED:
+        return "This job is queued already."
+    if job.status == Job.Status.SUCCEEDED:
+        return "This job has finished; start a new one instead."
+    if job.kind in UPLOAD_KINDS and not Path(job.params.get("path", "")).is_file():
+        return "Its uploaded file is no longer kept: upload it again."
+    if job.kind == Job.Kind.JUDGE:
+        current = JudgeRun.objects.filter(pk=job.params.get("run")).values_list("job", flat=True)
+        if list(current) != [job.pk]:
+            return "This run has a newer job: resume it from its judge’s page."
+    return None
 
 
 def job_progress(job: Job) -> JobProgress:

@@ -36,6 +36,7 @@ from audit.services.jobs import (
     job_retry,
     job_run,
     job_verdicts_create,
+    jobs_reap_stale,
 )
 from audit.services.review import (
     PAUSED,
@@ -107,6 +108,7 @@ __all__ = [
     "job_retry",
     "job_run",
     "job_verdicts_create",
+    "jobs_reap_stale",
     "plan_claims",
     "review_open",
     "reviewer_replace",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import collections
 import itertools
 import json
-import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -26,10 +25,10 @@ from audit.import_plan import (
     AnswerRows,
     answer_content_hash,
     answer_rows,
+    matcher_pool,
     plan_answers,
     plan_answers_in_worker,
     read_lines_in_worker,
-    worker_start,
 )
 from audit.models import (
     Answer,
@@ -234,7 +233,7 @@ def _planned(
         return
     # fork: the workers need no Django set-up and never touch the database connection
     # they inherit; they get plain records and return plain values.
-    with multiprocessing.get_context("fork").Pool(workers, initializer=worker_start) as pool:
+    with matcher_pool(workers) as pool:
         pending: collections.deque = collections.deque()
         for chunk in chunks:
             records = [record for record, _ in chunk]
@@ -261,9 +260,7 @@ def _read_in_workers(
     whole.
     """
     chunk: list[tuple[AnswerRows, str]] = []
-    with multiprocessing.get_context("fork").Pool(
-        workers, initializer=worker_start, initargs=(frozenset(seen),)
-    ) as pool:
+    with matcher_pool(workers, frozenset(seen)) as pool:
         pending: collections.deque = collections.deque()
         lines = _chunks(stream.numbered_lines(), CHUNK)
         while True:

@@ -10,12 +10,15 @@ runs, its progress and a lead's cancel request pass through the cache (see
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import shutil
+import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
@@ -28,8 +31,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.formats import FormatError, parse_path
+from audit.import_plan import FORK_LOCK
 from audit.models import Answer, AuditSet, Job, Webhook, Workspace
-from audit.selectors.jobs import CANCEL_KEY, PROGRESS_KEY, export_path, job_is_stale
+from audit.selectors.jobs import (
+    CANCEL_KEY,
+    HEARTBEAT_KEY,
+    PROGRESS_KEY,
+    export_path,
+    job_is_stale,
+    job_retry_refusal,
+    jobs_stale_candidates,
+)
 from audit.services.webhooks import webhooks_fire
 
 logger = logging.getLogger(__name__)
@@ -166,8 +178,10 @@ def job_run(*, job_id: int) -> None:
     """Run a queued job to its end; what the worker's task calls.
 
     A job that is not queued (cancelled before it started, or already taken by another
-    worker) is left alone, so a task delivered twice runs its job once.
+    worker) is left alone, so a task delivered twice runs its job once. While it runs, a
+    thread of its own writes its heartbeat; first, jobs whose worker was lost are ended.
     """
+    jobs_reap_stale()
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.status != Job.Status.QUEUED:
@@ -176,21 +190,30 @@ def job_run(*, job_id: int) -> None:
         job.started_at = timezone.now()
         job.finished_at = None
         job.attempts += 1
-        job.save(update_fields=["status", "started_at", "finished_at", "attempts"])
-    cache.delete(CANCEL_KEY.format(token=job.token))
+        job.worker = f"{socket.gethostname()} pid {os.getpid()}"[:200]
+        job.save(update_fields=["status", "started_at", "finished_at", "attempts", "worker"])
     _report(job, done=0, total=0)
     status, result, error = Job.Status.FAILED, {}, ""
     try:
-        result = _RUNNERS[job.kind](job)
+        with _heartbeat(job):
+            result = _RUNNERS[job.kind](job)
         status = Job.Status.SUCCEEDED
     except JobCancelled:
         status = Job.Status.CANCELLED
     except (FormatError, JobFailed) as failure:
         error = str(failure)
-    except Exception:
+    except Exception as failure:
         # Logged with its traceback for the operator; the page says only that it failed.
         logger.exception("job %s failed", job.pk)
         error = "The job stopped on an internal error."
+        if isinstance(failure.__context__, SystemExit | KeyboardInterrupt):
+            # Stopping at once broke what it interrupted (a database call, say).
+            error = f"Its worker ({job.worker}) was stopped while it ran. {_kept(job)}"
+        raise
+    except BaseException:
+        # The worker was told to stop at once (a second SIGTERM or Ctrl-C): the work's
+        # transaction rolls back as this propagates.
+        error = f"Its worker ({job.worker}) was stopped while it ran. {_kept(job)}"
         raise
     finally:
         _finish(job, status=status, result=result, error=error)
@@ -198,32 +221,136 @@ def job_run(*, job_id: int) -> None:
             _import_finished(job)
 
 
+def jobs_reap_stale() -> int:
+    """End every running job whose worker was lost (no heartbeat for JOB_STALE_SECONDS):
+    failed with the reason, or cancelled if a lead had asked; returns how many.
+
+    Its work had rolled back with the dead worker's transaction (a judge run keeps the
+    verdicts stored before), so nothing is half-written; its uploaded file is kept for a
+    retry. Called by the job pages, the API's job list and detail, and a worker taking a
+    job, so a lost job ends when anyone next looks.
+    """
+    ended = 0
+    for job in jobs_stale_candidates().only(
+        "pk", "status", "token", "kind", "worker", "started_at", "audit_set"
+    ):
+        if job_is_stale(job) and _end_lost(job):
+            ended += 1
+    return ended
+
+
+def _end_lost(job: Job) -> bool:
+    cancelled = bool(cache.get(CANCEL_KEY.format(token=job.token)))
+    silent = settings.JOB_STALE_SECONDS
+    who = f"Its worker ({job.worker})" if job.worker else "Its worker"
+    if cancelled:
+        status = Job.Status.CANCELLED
+        error = f"{who} had stopped answering. {_kept(job)}"
+    else:
+        status = Job.Status.FAILED
+        error = (
+            f"{who} stopped answering: no heartbeat for over {silent} s (killed, or its "
+            f"machine lost). {_kept(job)}"
+        )
+    # Only if it still runs: a worker that ended it meanwhile said how, and is right.
+    ended = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+        status=status, error=error, finished_at=timezone.now()
+    )
+    if not ended:
+        return False
+    logger.warning("job %s lost its worker (%s): %s", job.pk, job.worker, status)
+    cache.delete(CANCEL_KEY.format(token=job.token))
+    if cancelled:
+        _discard_files(job)
+    if job.kind == Job.Kind.IMPORT:
+        _import_finished(job)
+    return True
+
+
+def _kept(job: Job) -> str:
+    """What a stopped job left: a judge run keeps the verdicts it stored, any other job
+    nothing (its work was one transaction)."""
+    if job.kind == Job.Kind.JUDGE:
+        return "Verdicts stored so far are kept; running it again asks only about the rest."
+    return "Nothing of it was kept; running it again starts from the beginning."
+
+
+@contextlib.contextmanager
+def _heartbeat(job: Job) -> Iterator[None]:
+    """Write the job's heartbeat to the cache every JOB_HEARTBEAT_SECONDS while the block
+    runs, from a thread: the cache, not the job's row, since on SQLite the work's own
+    transaction holds the write lock until it commits. Under FORK_LOCK, so a matcher pool
+    never forks while the thread is in the middle of a write."""
+    key = HEARTBEAT_KEY.format(token=job.token)
+    stop = threading.Event()
+
+    def beat() -> None:
+        while True:
+            try:
+                with FORK_LOCK:
+                    cache.set(key, time.time(), _PROGRESS_SECONDS)
+            except Exception:  # a cache outage must not end the job; the next beat retries
+                logger.exception("job %s: heartbeat not written", job.pk)
+            if stop.wait(settings.JOB_HEARTBEAT_SECONDS):
+                return
+
+    thread = threading.Thread(target=beat, name=HEARTBEAT_THREAD, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        cache.delete(key)
+
+
+HEARTBEAT_THREAD = "citeaudit-job-heartbeat"
+
+
 def job_cancel(*, job: Job) -> None:
-    """Cancel a queued job at once, or ask a running one to stop at its next chunk."""
-    with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job.pk)
-        if job.status == Job.Status.QUEUED:
-            job.status = Job.Status.CANCELLED
-            job.finished_at = timezone.now()
-            job.save(update_fields=["status", "finished_at"])
-            _discard_files(job)
-            return
-        if job.status != Job.Status.RUNNING:
-            raise JobRefused(f"This job has already {job.get_status_display().lower()}.")
+    """Cancel a queued job, or a running one whose worker was lost, at once; ask a running
+    one to stop at its next chunk (the flag is in the cache, which every worker and web
+    process shares; the job's page says *cancelling* until it has stopped).
+
+    A running job is asked without a transaction: on SQLite its work's transaction holds
+    the write lock, and a cancel must not wait for the job it cancels."""
+    job = Job.objects.get(pk=job.pk)
+    if job.status == Job.Status.QUEUED:
+        with transaction.atomic():
+            job = Job.objects.select_for_update().get(pk=job.pk)
+            if job.status == Job.Status.QUEUED:
+                job.status = Job.Status.CANCELLED
+                job.finished_at = timezone.now()
+                job.save(update_fields=["status", "finished_at"])
+                _discard_files(job)
+                return
+    if job.status != Job.Status.RUNNING:  # a worker took it, or it ended, meanwhile
+        raise JobRefused(f"This job has already {job.get_status_display().lower()}.")
     cache.set(CANCEL_KEY.format(token=job.token), True, _PROGRESS_SECONDS)
+    if job_is_stale(job):
+        _end_lost(job)
 
 
 def job_retry(*, job: Job) -> None:
-    """Queue again a job whose worker stopped without a word (killed, machine lost).
+    """Queue again a job that failed, was cancelled or lost its worker (killed, machine
+    lost), with the same inputs: refused when they are gone (an upload is deleted when its
+    job ends, except when its worker was lost) or the job is still queued or running.
 
-    Its work had rolled back with the worker's transaction, so it runs again from the start.
+    Its work had rolled back with the worker's transaction, so it runs again from the start
+    (a judge run asks only about claims without a verdict).
     """
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
-        if not (job.status == Job.Status.RUNNING and job_is_stale(job)):
-            raise JobRefused("Only a job whose worker stopped answering can be run again.")
+        refusal = job_retry_refusal(job)
+        if refusal:
+            raise JobRefused(refusal)
         job.status = Job.Status.QUEUED
-        job.save(update_fields=["status"])
+        job.error = ""
+        job.result = {}
+        job.finished_at = None
+        job.save(update_fields=["status", "error", "result", "finished_at"])
+        for key in (CANCEL_KEY, PROGRESS_KEY, HEARTBEAT_KEY):
+            cache.delete(key.format(token=job.token))
         enqueue_job(job)
 
 
@@ -331,7 +458,12 @@ def _may_fork() -> bool:
     its main thread; under --reload (DEBUG's default) it runs in a thread beside the
     reloader's, and a web server's threads may not fork either: a forked child gets a
     copy of any lock another thread held, never released."""
-    return threading.current_thread() is threading.main_thread() and threading.active_count() == 1
+    main = threading.main_thread()
+    # The job's heartbeat thread is the one other thread allowed: it writes only under
+    # FORK_LOCK, which the pool holds while it forks.
+    return threading.current_thread() is main and all(
+        thread is main or thread.name == HEARTBEAT_THREAD for thread in threading.enumerate()
+    )
 
 
 def _judge_run(job: Job) -> dict:

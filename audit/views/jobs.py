@@ -32,6 +32,7 @@ def _get_job_for_lead(request: HtmxHttpRequest, pk: int) -> Job:
 @login_required
 def job_list(request: HtmxHttpRequest) -> HttpResponse:
     access.require_lead(request)
+    services.jobs_reap_stale()
     jobs = list(selectors.jobs_for_lead(user=request.user)[:RECENT])
     rows = [(job, selectors.job_progress(job)) for job in jobs]
     return access.render_page_or_partial(request, "audit/job_list.html", "jobs", {"rows": rows})
@@ -40,10 +41,12 @@ def job_list(request: HtmxHttpRequest) -> HttpResponse:
 @require_safe
 @login_required
 def job_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    services.jobs_reap_stale()
     job = _get_job_for_lead(request, pk)
     ctx = {
         "job": job,
         "progress": selectors.job_progress(job),
+        "can_retry": selectors.job_retry_refusal(job) is None,
         "expires_at": selectors.export_expires_at(job),
         "can_download": _downloadable(request, job) is not None,
     }
@@ -80,7 +83,9 @@ def _downloadable(request: HtmxHttpRequest, job: Job):
 def job_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = _get_job_for_lead(request, pk)
     # A judge run keeps each verdict as it comes; an import keeps nothing of a cancelled run.
-    if job.kind == Job.Kind.JUDGE:
+    if job.status == Job.Status.RUNNING and selectors.job_is_stale(job):
+        done = "Cancelled: its worker had stopped answering."
+    elif job.kind == Job.Kind.JUDGE:
         done = "Cancelling: verdicts stored so far are kept."
     else:
         done = "Cancelling: nothing of this job will be kept."

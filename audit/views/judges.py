@@ -18,7 +18,7 @@ from audit.judge_prompt import DEFAULT_TEMPLATE
 from audit.judgments import JUDGMENT_LABELS
 from audit.models import Judge, JudgeRun, JudgeVersion
 from audit.selectors import judges as judge_selectors
-from audit.services import JobRefused
+from audit.services import JobRefused, jobs_reap_stale
 from audit.services import judges as judge_services
 from audit.views import access
 from audit.views.access import HtmxHttpRequest
@@ -205,6 +205,7 @@ def judge_run_resume(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_safe
 @login_required
 def judge_run_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    jobs_reap_stale()
     run = _get_run_for_lead(request, pk)
     verdicts = run.verdicts.select_related("claim__answer").order_by("-error", "pk")[:500]
     ctx = {

@@ -9,10 +9,20 @@ from django.utils import timezone
 from audit import services
 from audit.models import Job, Webhook, WebhookDelivery
 from tests.browser.conftest import screenshot
+from tests.conftest import queue_import
+from tests.formats.helpers import jsonl, native_line
+from tests.test_jobs_end import _part_way, matcher_workers
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 OVERFLOW = "document.documentElement.scrollWidth - window.innerWidth"
+
+
+@pytest.fixture
+def worker(transactional_db, tmp_path):
+    """`manage.py db_worker` processes that fork matcher processes, as in production."""
+    with matcher_workers(tmp_path) as start:
+        yield start
 
 
 def test_a_large_export_is_prepared_by_a_job_then_downloaded(
@@ -79,3 +89,60 @@ def test_a_lead_adds_a_webhook_and_reads_its_delivery_log(new_page, live_server,
         page.set_viewport_size({"width": width, "height": 900})
         screenshot(page, f"webhooks-{width}")
         assert page.evaluate(OVERFLOW) <= 0
+
+
+def _queue_import(lead, lines: int) -> Job:
+    data = jsonl(*(native_line(question_id=f"q{i}", answer_id=f"a{i}") for i in range(lines)))
+    return queue_import(lead, data, name="nightly.jsonl", set_name="Nightly")
+
+
+def test_the_page_of_a_job_whose_worker_was_killed_says_so_and_runs_it_again(
+    new_page, live_server, lead, settings, worker
+):
+    settings.JOB_STALE_SECONDS = 3
+    # Signed in first: on SQLite the running import holds the write lock a login needs.
+    page = new_page(lead)
+    job = _queue_import(lead, 3000)
+    killed = worker()
+    _part_way(job, 3000, killed)
+    killed.kill()
+    killed.wait(timeout=30)
+
+    page.goto(f"{live_server.url}{job.get_absolute_url()}")
+
+    status = page.locator("#job-status")
+    status.get_by_text("Nothing was imported.").wait_for(timeout=30_000)
+    assert "stopped answering: no heartbeat for over 3 s (killed, or its machine lost)" in (
+        status.inner_text()
+    )
+    assert "Nothing of it was kept; running it again starts from the beginning." in (
+        status.inner_text()
+    )
+    screenshot(page, "job-killed-worker")
+    page.click("button:has-text('Run again')")
+    page.wait_for_selector("text=Queued again: it runs from the start.")
+    rerun = worker("--batch")
+    assert rerun.wait(timeout=300) == 0, rerun.log.read_text()
+    page.wait_for_selector("#job-status >> text=Imported into", timeout=30_000)
+
+
+def test_a_lead_cancels_a_running_job_and_sees_it_cancelling_then_cancelled(
+    new_page, live_server, lead, worker
+):
+    page = new_page(lead)
+    job = _queue_import(lead, 20_000)
+    # With matcher processes: the pool is ended while they are busy.
+    running = worker()
+    page.goto(f"{live_server.url}{job.get_absolute_url()}")
+    page.wait_for_selector("#job-status >> text=Running.", timeout=60_000)
+    _part_way(job, 20_000, running)
+
+    page.click("#job-status button:has-text('Cancel')")
+
+    page.wait_for_selector("#job-status >> text=Cancelling…", timeout=5_000)
+    assert page.locator("#job-status button:has-text('Cancel')").count() == 0
+    screenshot(page, "job-cancelling")
+    page.wait_for_selector("#job-status >> text=Cancelled.", timeout=30_000)
+    job.refresh_from_db()
+    assert job.status == "cancelled"
+    assert running.poll() is None  # the worker goes on to its next job
