@@ -1,6 +1,6 @@
 """Every job ends: with real `manage.py db_worker` processes forking matcher processes, a
 no-op re-import and a file refused inside the pool end; a worker killed with -9 has its
-job failed, naming it, within the stale limit (and the README's CI loop ends); a running
+job failed, naming it, within the stale limit (and the reference's CI loop ends); a running
 job cancels within seconds; the API lists, cancels and retries jobs."""
 
 from __future__ import annotations
@@ -285,10 +285,10 @@ def test_a_worker_stopped_twice_mid_import_exits_and_its_job_fails_saying_so(lea
     assert not AuditSet.objects.filter(name="Uploaded").exists()
 
 
-def test_the_readme_ci_loop_ends_for_a_job_whose_worker_died(
+def test_the_documented_ci_loop_ends_for_a_job_whose_worker_died(
     lead, live_server, stale_limit, transactional_db, role_groups
 ):
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "reference.md").read_text()
     (loop,) = [line for line in readme.splitlines() if line.startswith("until curl")]
     (check,) = [line for line in readme.splitlines() if line.endswith("|| exit 3")]
     job = queue_import(lead, _many(2))
