@@ -342,3 +342,8 @@ if OIDC_ENABLED:
             ]
         }
     }
+
+# ---------------------------------------------------------------- imports pushed at once
+# How long a worker's job (or `manage.py import_answers`) waits for SQLite's one write lock
+# while another import holds it, in seconds; a web request waits SQLITE_BUSY_TIMEOUT.
+JOB_SQLITE_BUSY_TIMEOUT = int(os.environ.get("SQLITE_JOB_BUSY_TIMEOUT", "3600"))

@@ -45,6 +45,7 @@ from audit.models import (
 from audit.selectors.release import answer_topics
 from audit.services import bulk
 from audit.services.derived import NewClaim, NewClaims, claims_changed, decisions_watched
+from audit.services.locks import set_imports_lock
 from audit.services.planner import planner_statistics_refresh
 from audit.services.restore import people, restore_chunk
 from audit.stored_checks import PassageCache
@@ -95,91 +96,104 @@ def answers_import(
     their timestamps. Reviewers and leads are matched by username; missing ones are created
     inactive, without a password or group, and the reviewers join the set.
     """
-    # New claims move the release tallies (NewClaims, not claims_changed, writes them).
-    with transaction.atomic(), decisions_watched(audit_set_id=audit_set.pk):
-        seen = set(
-            Answer.objects.filter(audit_set=audit_set).values_list("content_hash", flat=True)
-        )
-        questions = dict(
-            Question.objects.filter(audit_set=audit_set).values_list("external_id", "pk")
-        )
-        raters: dict[str, Rater] = {}
-        counted = ("answers", "skipped", "claims", "uncited", "unknown", "lost", "sheets", "gold")
-        totals = dict.fromkeys(counted, 0)
+    with transaction.atomic():
+        # Before anything of the set is read: an import pushed at the same moment finishes
+        # first, and this one then finds its questions (and its answers, if the same).
+        set_imports_lock(audit_set_id=audit_set.pk)
+        # New claims move the release tallies (NewClaims, not claims_changed, writes them).
+        with decisions_watched(audit_set_id=audit_set.pk):
+            seen = set(
+                Answer.objects.filter(audit_set=audit_set).values_list("content_hash", flat=True)
+            )
+            questions = dict(
+                Question.objects.filter(audit_set=audit_set).values_list("external_id", "pk")
+            )
+            raters: dict[str, Rater] = {}
+            counted = (
+                "answers",
+                "skipped",
+                "claims",
+                "uncited",
+                "unknown",
+                "lost",
+                "sheets",
+                "gold",
+            )
+            totals = dict.fromkeys(counted, 0)
 
-        users: dict[str, int] = {}
-        if parsed.format == CITEAUDIT:
-            # A restore creates the people the file names before its first write.
-            fresh = list(_fresh(parsed.records, seen, totals))
-            users = people(audit_set, [record for record, _ in fresh])
+            users: dict[str, int] = {}
+            if parsed.format == CITEAUDIT:
+                # A restore creates the people the file names before its first write.
+                fresh = list(_fresh(parsed.records, seen, totals))
+                users = people(audit_set, [record for record, _ in fresh])
 
-        batch = ImportBatch.objects.create(
-            audit_set=audit_set,
-            filename=filename[:300],
-            format=parsed.format,
-            sha256=sha256,
-            created_by=user if user and user.is_authenticated else None,
-        )
+            batch = ImportBatch.objects.create(
+                audit_set=audit_set,
+                filename=filename[:300],
+                format=parsed.format,
+                sha256=sha256,
+                created_by=user if user and user.is_authenticated else None,
+            )
 
-        if parsed.format == CITEAUDIT:
-            for chunk in _chunks(fresh, CHUNK):
-                restore_chunk(
-                    chunk,
-                    audit_set=audit_set,
-                    batch=batch,
-                    filename=filename,
-                    questions=questions,
-                    raters=raters,
-                    users=users,
-                    totals=totals,
-                )
-                if progress:
-                    progress(len(chunk))
-        else:
-            if workers > 0 and isinstance(parsed.records, StreamedAnswers):
-                planned_chunks = _read_in_workers(parsed.records, seen, totals, workers)
-            else:
-                fresh_chunks = _chunks(_fresh(parsed.records, seen, totals), CHUNK)
-                planned_chunks = _planned(fresh_chunks, workers)
-            derived = NewClaims(audit_set_id=audit_set.pk)
-            with bulk.foreign_keys_checked_per_statement():
-                for chunk in planned_chunks:
-                    _import_chunk(
+            if parsed.format == CITEAUDIT:
+                for chunk in _chunks(fresh, CHUNK):
+                    restore_chunk(
                         chunk,
                         audit_set=audit_set,
                         batch=batch,
                         filename=filename,
                         questions=questions,
                         raters=raters,
+                        users=users,
                         totals=totals,
-                        derived=derived,
                     )
                     if progress:
                         progress(len(chunk))
-
-        batch.answers_created = totals["answers"]
-        batch.answers_skipped = totals["skipped"]
-        batch.claims_created = totals["claims"]
-        batch.save(update_fields=["answers_created", "answers_skipped", "claims_created"])
-        if totals["answers"] == 0:
-            # Nothing new: leave no empty import behind.
-            batch.delete()
-            batch_id = None
-        else:
-            batch_id = batch.pk
-            if parsed.format == CITEAUDIT:
-                # New claims with their assignments, sheets, gold and splits.
-                claims_changed(
-                    audit_set_id=audit_set.pk,
-                    claim_ids=Claim.objects.filter(answer__import_batch=batch).values_list(
-                        "pk", flat=True
-                    ),
-                    reviewer_ids=users.values(),
-                )
             else:
-                # New claims only: their derived rows were written with them.
-                derived.finish()
-            planner_statistics_refresh(rows=totals["claims"])
+                if workers > 0 and isinstance(parsed.records, StreamedAnswers):
+                    planned_chunks = _read_in_workers(parsed.records, seen, totals, workers)
+                else:
+                    fresh_chunks = _chunks(_fresh(parsed.records, seen, totals), CHUNK)
+                    planned_chunks = _planned(fresh_chunks, workers)
+                derived = NewClaims(audit_set_id=audit_set.pk)
+                with bulk.foreign_keys_checked_per_statement():
+                    for chunk in planned_chunks:
+                        _import_chunk(
+                            chunk,
+                            audit_set=audit_set,
+                            batch=batch,
+                            filename=filename,
+                            questions=questions,
+                            raters=raters,
+                            totals=totals,
+                            derived=derived,
+                        )
+                        if progress:
+                            progress(len(chunk))
+
+            batch.answers_created = totals["answers"]
+            batch.answers_skipped = totals["skipped"]
+            batch.claims_created = totals["claims"]
+            batch.save(update_fields=["answers_created", "answers_skipped", "claims_created"])
+            if totals["answers"] == 0:
+                # Nothing new: leave no empty import behind.
+                batch.delete()
+                batch_id = None
+            else:
+                batch_id = batch.pk
+                if parsed.format == CITEAUDIT:
+                    # New claims with their assignments, sheets, gold and splits.
+                    claims_changed(
+                        audit_set_id=audit_set.pk,
+                        claim_ids=Claim.objects.filter(answer__import_batch=batch).values_list(
+                            "pk", flat=True
+                        ),
+                        reviewer_ids=users.values(),
+                    )
+                else:
+                    # New claims only: their derived rows were written with them.
+                    derived.finish()
+                planner_statistics_refresh(rows=totals["claims"])
 
     return ImportSummary(
         format=parsed.format,
