@@ -4,11 +4,13 @@ answer is there and the questions they share are stored once."""
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,7 +22,9 @@ from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from audit import services
+from audit.formats import parse_path
 from audit.models import Answer, Job, Question
+from audit.services import imports
 from tests.conftest import ROOT, _worker_env, api_client
 from tests.factories import AuditSetFactory, UserFactory
 from tests.formats.helpers import jsonl, native_line
@@ -231,3 +235,45 @@ def test_the_import_command_waits_for_the_write_lock_past_a_requests_wait(tmp_pa
     holder.join()
 
     assert Answer.objects.filter(audit_set__name="Nightly").count() == QUESTIONS
+
+
+# ------------------------------------------------------------------------ memory by size
+
+
+def test_an_import_holds_no_more_memory_after_many_chunks_than_after_a_few(tmp_path, monkeypatch):
+    # Small chunks, so two thousand answers are forty of them: whatever the import keeps per
+    # answer of the file shows between chunks, beside the working set of one chunk.
+    monkeypatch.setattr(imports, "CHUNK", 50)
+    answers = 2000
+    path = tmp_path / "run.jsonl"
+    with open(path, "wb") as out:
+        for i in range(answers):
+            # The same words in every answer: the matcher's word caches (bounded) stay put.
+            line = native_line(question_id=f"question-{i}", answer_id=f"answer-{i}")
+            out.write(jsonl(line))
+    audit_set = AuditSetFactory(name="Sizes")
+    parsed, check = parse_path(path, path.name)
+    held: list[int] = []
+
+    def after_each_chunk(done: int) -> None:
+        # What is still referenced, not what the collector has yet to free.
+        gc.collect()
+        held.append(tracemalloc.get_traced_memory()[0])
+
+    tracemalloc.start()
+    try:
+        summary = services.answers_import(
+            audit_set=audit_set,
+            parsed=parsed,
+            filename=path.name,
+            sha256=check.sha256,
+            progress=after_each_chunk,
+        )
+    finally:
+        tracemalloc.stop()
+
+    assert (summary.answers, len(held)) == (answers, answers // 50)
+    # From the 5th chunk to the 40th: 1,750 answers, which kept ~450 bytes each (~790 KB)
+    # when the import remembered every answer and question of the file. What moves now
+    # (~40 KB, up and down) is bounded caches: SQLite's statements, the regex module's.
+    assert held[-1] - held[4] < 1750 * 64, held
