@@ -44,7 +44,9 @@ def main() -> None:
         path = tmp / f"tasks-{size}.jsonl"
         write_one_claim_tasks(path, size)
         probe = _probe()
-        took, rss, kids, _cpu, _own, _output = _run_cli(path, f"memory {size}", args.workers)
+        took, rss, kids, _cpu, _own, _output = _run_cli(
+            path, f"memory {size} {time.time()}", args.workers
+        )
         peaks[size] = rss
         path.unlink()
         print(

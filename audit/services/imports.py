@@ -53,6 +53,9 @@ from audit.stored_checks import PassageCache
 # Answers are written in chunks so memory stays flat on large files.
 CHUNK = 500
 
+# What an import counts as it goes, for its summary.
+_COUNTED = ("answers", "skipped", "claims", "uncited", "unknown", "lost", "sheets", "gold")
+
 
 @dataclass(frozen=True)
 class ImportSummary:
@@ -107,17 +110,7 @@ def answers_import(
             streamed = isinstance(parsed.records, StreamedAnswers)
             within: set[str] | None = None if streamed else set()
             raters: dict[str, Rater] = {}
-            counted = (
-                "answers",
-                "skipped",
-                "claims",
-                "uncited",
-                "unknown",
-                "lost",
-                "sheets",
-                "gold",
-            )
-            totals = dict.fromkeys(counted, 0)
+            totals = dict.fromkeys(_COUNTED, 0)
 
             users: dict[str, int] = {}
             if parsed.format == CITEAUDIT:
