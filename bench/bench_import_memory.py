@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,7 +21,38 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_import import _load, _probe, _run_cli, write_one_claim_tasks  # noqa: E402
+from bench_import import ROOT, _load, _probe, write_one_claim_tasks  # noqa: E402
+
+# The command in a process of its own, reporting its own peak: VmHWM, the high-water mark of
+# the memory mapped after exec. getrusage's ru_maxrss would not do: Linux carries the
+# parent's high-water mark across fork and exec, so a command smaller than this script
+# reports this script's size.
+_COMMAND = """
+import runpy, sys, time
+start = time.perf_counter()
+sys.argv = ["manage.py", "import_answers", *sys.argv[1:]]
+try:
+    runpy.run_path("manage.py", run_name="__main__")
+finally:
+    with open("/proc/self/status") as status:
+        hwm = next(line for line in status if line.startswith("VmHWM:")).split()[1]
+    print(f"BENCH {time.perf_counter() - start:.3f} {int(hwm) / 1024:.1f}")
+"""
+
+
+def _import(path: Path, set_name: str, workers: int) -> tuple[float, float]:
+    """Seconds and peak RSS (MB) of `manage.py import_answers` in a new process."""
+    done = subprocess.run(
+        [sys.executable, "-c", _COMMAND, str(path), "--set", set_name, "--workers", str(workers)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CITEAUDIT_IMPORT_MAX_BYTES": str(10**10)},
+    )
+    if done.returncode:
+        raise SystemExit(done.stdout + done.stderr)
+    took, rss = (float(x) for x in done.stdout.splitlines()[-1].split()[1:])
+    return took, rss
 
 
 def main() -> None:
@@ -44,14 +76,12 @@ def main() -> None:
         path = tmp / f"tasks-{size}.jsonl"
         write_one_claim_tasks(path, size)
         probe = _probe()
-        took, rss, kids, _cpu, _own, _output = _run_cli(
-            path, f"memory {size} {time.time()}", args.workers
-        )
+        took, rss = _import(path, f"memory {size} {time.time()}", args.workers)
         peaks[size] = rss
         path.unlink()
         print(
-            f"{size:>7} answers ({path.name}): peak RSS {rss:.0f} MB (largest worker "
-            f"{kids:.0f} MB), {took:.1f} s, {_load()}, probe {probe:.2f} s"
+            f"{size:>7} answers: peak RSS {rss:.0f} MB, {took:.1f} s, {_load()}, "
+            f"probe {probe:.2f} s"
         )
     low, high = min(peaks), max(peaks)
     if high > low:
