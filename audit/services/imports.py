@@ -154,9 +154,7 @@ def answers_import(
                         progress(len(chunk))
             else:
                 if workers > 0 and streamed:
-                    planned_chunks = _read_in_workers(
-                        parsed.records, audit_set_id=audit_set.pk, totals=totals, workers=workers
-                    )
+                    planned_chunks = _read_in_workers(parsed.records, audit_set.pk, totals, workers)
                 else:
                     fresh_chunks = _fresh(
                         _chunks(_digested(parsed.records), CHUNK),
@@ -309,7 +307,7 @@ def _planned(
 
 
 def _read_in_workers(
-    stream: StreamedAnswers, *, audit_set_id: int, totals: dict[str, int], workers: int
+    stream: StreamedAnswers, audit_set_id: int, totals: dict[str, int], workers: int
 ) -> Iterator[list[tuple[AnswerRows, str]]]:
     """What _planned yields for a streamed native file, with the lines parsed, hashed and
     planned in worker processes too, so this process only checks them in order and writes.
