@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,6 +84,8 @@ def main() -> None:
             f"{size:>7} answers: peak RSS {rss:.0f} MB, {took:.1f} s, {_load()}, "
             f"probe {probe:.2f} s"
         )
+    # The database of a big run takes hundreds of MB.
+    shutil.rmtree(tmp, ignore_errors=True)
     low, high = min(peaks), max(peaks)
     if high > low:
         growth = (peaks[high] - peaks[low]) * 1024 / (high - low)
