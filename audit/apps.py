@@ -15,4 +15,11 @@ class AuditConfig(AppConfig):
     verbose_name = "Citeaudit"
 
     def ready(self) -> None:
+        from django.tasks.signals import task_finished, task_started
+
+        from audit.services.locks import task_write_lock_wait_end, task_write_lock_wait_start
+
         post_migrate.connect(_backfill_release_facts, sender=self)
+        # A worker's tasks wait for SQLite's write lock as long as an import may hold it.
+        task_started.connect(task_write_lock_wait_start)
+        task_finished.connect(task_write_lock_wait_end)

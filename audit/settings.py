@@ -437,3 +437,8 @@ JUDGE_MIN_GOLD_FLOOR = int(os.environ.get("CITEAUDIT_JUDGE_MIN_GOLD_FLOOR", "30"
 # worker killed or its machine gone) when a job page, the API's job list or a worker next
 # looks.
 JOB_HEARTBEAT_SECONDS = float(os.environ.get("CITEAUDIT_JOB_HEARTBEAT_SECONDS", "5"))
+
+# ---------------------------------------------------------------- imports pushed at once
+# How long a worker's job (or `manage.py import_answers`) waits for SQLite's one write lock
+# while another import holds it, in seconds; a web request waits SQLITE_BUSY_TIMEOUT.
+JOB_SQLITE_BUSY_TIMEOUT = int(os.environ.get("SQLITE_JOB_BUSY_TIMEOUT", "3600"))

@@ -115,7 +115,7 @@ class StreamedAnswers(Iterator[AnswerRecord]):
     def __init__(self, doc: JsonLinesFile, filename: str, budget: Budget | None) -> None:
         self.doc = doc
         self.filename = filename
-        self._checks = native.LineChecks(filename, budget)
+        self._checks = native.LineChecks(filename, budget, on_disk=True)
         self._empty = True
         self._records = self._read()
 
@@ -144,6 +144,7 @@ class StreamedAnswers(Iterator[AnswerRecord]):
 
     def finish(self) -> None:
         """Once every line was taken."""
+        self._checks.seen.close()
         if self._empty:
             raise FormatError(self.filename, "", "", "the file holds no answers")
 

@@ -5,6 +5,8 @@ The schema is documented on parse() and in NATIVE.md; every line is validated.
 
 from __future__ import annotations
 
+import hashlib
+import sqlite3
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -136,14 +138,16 @@ class LineFacts(Protocol):
 
 class LineChecks:
     """What iter_records checks across lines (unique ids, one text per question_id, the
-    budget), given each line's answer in file order."""
+    budget), given each line's answer in file order.
 
-    def __init__(self, filename: str, budget: Budget | None = None) -> None:
+    What it remembers of the lines before is kept in dicts, or on disk with `on_disk` (a
+    streamed file, whose import keeps nothing per answer in memory: see SeenOnDisk).
+    """
+
+    def __init__(self, filename: str, budget: Budget | None = None, on_disk: bool = False) -> None:
         self.filename = filename
         self.budget = budget or Budget(filename)
-        self.seen_ids: dict[str, int] = {}
-        self.seen_pairs: dict[tuple[str, str], int] = {}
-        self.questions: dict[str, tuple[str, int]] = {}
+        self.seen: SeenInMemory | SeenOnDisk = SeenOnDisk() if on_disk else SeenInMemory()
 
     def take(self, record: AnswerRecord, number: int) -> AnswerRecord:
         self.take_line(record, len(record.claims or ()), number)
@@ -154,33 +158,99 @@ class LineChecks:
         these, not the record) and the number of claims it gives."""
         where = Where(self.filename, record.location)
         if record.answer_id:
-            if record.answer_id in self.seen_ids:
+            first = self.seen.first(_ANSWER_ID, record.answer_id, number)
+            if first is not None:
                 raise where.error(
                     "answer_id",
-                    f"duplicate answer_id {quote(record.answer_id)} "
-                    f"(also on line {self.seen_ids[record.answer_id]})",
+                    f"duplicate answer_id {quote(record.answer_id)} (also on line {first[0]})",
                 )
-            self.seen_ids[record.answer_id] = number
         else:
-            pair = (record.question_id, record.system)
-            if pair in self.seen_pairs:
+            # NUL is refused in every text, so it cannot join two pairs into one key.
+            first = self.seen.first(_PAIR, f"{record.question_id}\0{record.system}", number)
+            if first is not None:
                 raise where.error(
                     "",
                     f"second answer to question_id {quote(record.question_id)} from system "
-                    f"{quote(record.system)} (first on line {self.seen_pairs[pair]}); "
+                    f"{quote(record.system)} (first on line {first[0]}); "
                     "give each answer an answer_id",
                 )
-            self.seen_pairs[pair] = number
-        known = self.questions.setdefault(record.question_id, (record.question, number))
-        if known[0] != record.question:
+        digest = hashlib.blake2b(record.question.encode("utf-8"), digest_size=16).digest()
+        first = self.seen.first(_QUESTION, record.question_id, number, digest)
+        if first is not None and first[1] != digest:
             raise where.error(
                 "question",
                 f"question_id {quote(record.question_id)} has a different question "
-                f"on line {known[1]}",
+                f"on line {first[0]}",
             )
         # Budget.take, with the count of claims given.
         self.budget.add_answer(record.location)
         self.budget.add_claims(claims, record.location)
+
+
+# What LineChecks remembers a first line of.
+_ANSWER_ID, _PAIR, _QUESTION = 0, 1, 2
+
+
+class SeenInMemory:
+    """The first line of each key of each kind, with a digest, in a dict."""
+
+    def __init__(self) -> None:
+        self._first: dict[tuple[int, str], tuple[int, bytes]] = {}
+
+    def first(
+        self, kind: int, key: str, number: int, digest: bytes = b""
+    ) -> tuple[int, bytes] | None:
+        """The (line, digest) a key was first seen with; None, and remember this line's,
+        when it is new."""
+        found = self._first.get((kind, key))
+        if found is None:
+            self._first[kind, key] = (number, digest)
+        return found
+
+    def close(self) -> None:
+        pass
+
+
+class SeenOnDisk:
+    """SeenInMemory's keys in a private temporary SQLite database, which SQLite deletes when
+    it is closed: memory stays flat whatever the number of lines (a page cache of at most
+    2 MB), where the dicts grew by ~0.45 KB an answer. Opened at its first use, so a
+    process forked before then (an import's matching workers) shares no connection."""
+
+    def __init__(self) -> None:
+        self._db: sqlite3.Connection | None = None
+
+    def _open(self) -> sqlite3.Connection:
+        # "" is a temporary file of its own; nothing to keep, so no journal, no syncs, and
+        # one transaction that is never committed.
+        db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+        db.executescript(
+            "PRAGMA cache_size = -2048; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+            "CREATE TABLE seen (kind INTEGER, key TEXT, line INTEGER, digest BLOB,"
+            " PRIMARY KEY (kind, key)) WITHOUT ROWID;"
+            "BEGIN;"
+        )
+        return db
+
+    def first(
+        self, kind: int, key: str, number: int, digest: bytes = b""
+    ) -> tuple[int, bytes] | None:
+        """SeenInMemory.first."""
+        if self._db is None:
+            self._db = self._open()
+        added = self._db.execute(
+            "INSERT OR IGNORE INTO seen VALUES (?, ?, ?, ?)", (kind, key, number, digest)
+        )
+        if added.rowcount == 1:
+            return None
+        return self._db.execute(
+            "SELECT line, digest FROM seen WHERE kind = ? AND key = ?", (kind, key)
+        ).fetchone()
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
 
 def _answer(value: Any, where: Where) -> AnswerRecord:

@@ -44,12 +44,16 @@ from audit.models import (
 from audit.selectors.release import answer_topics
 from audit.services import bulk
 from audit.services.derived import NewClaim, NewClaims, claims_changed, decisions_watched
+from audit.services.locks import set_imports_lock
 from audit.services.planner import planner_statistics_refresh
 from audit.services.restore import people, restore_chunk
 from audit.stored_checks import PassageCache
 
 # Answers are written in chunks so memory stays flat on large files.
 CHUNK = 500
+
+# What an import counts as it goes, for its summary.
+_COUNTED = ("answers", "skipped", "claims", "uncited", "unknown", "lost", "sheets", "gold")
 
 
 @dataclass(frozen=True)
@@ -94,91 +98,108 @@ def answers_import(
     their timestamps. Reviewers and leads are matched by username; missing ones are created
     inactive, without a password or group, and the reviewers join the set.
     """
-    # New claims move the release tallies (NewClaims, not claims_changed, writes them).
-    with transaction.atomic(), decisions_watched(audit_set_id=audit_set.pk):
-        seen = set(
-            Answer.objects.filter(audit_set=audit_set).values_list("content_hash", flat=True)
-        )
-        questions = dict(
-            Question.objects.filter(audit_set=audit_set).values_list("external_id", "pk")
-        )
-        raters: dict[str, Rater] = {}
-        counted = ("answers", "skipped", "claims", "uncited", "unknown", "lost", "sheets", "gold")
-        totals = dict.fromkeys(counted, 0)
+    with transaction.atomic():
+        # Before anything of the set is read: an import pushed at the same moment finishes
+        # first, and this one then finds its questions (and its answers, if the same).
+        set_imports_lock(audit_set_id=audit_set.pk)
+        # New claims move the release tallies (NewClaims, not claims_changed, writes them).
+        with decisions_watched(audit_set_id=audit_set.pk):
+            # Nothing is kept per answer or question of the set, or of a streamed file: each
+            # chunk looks up its own (docs/imports-parallel.md).
+            streamed = isinstance(parsed.records, StreamedAnswers)
+            within: set[str] | None = None if streamed else set()
+            raters: dict[str, Rater] = {}
+            totals = dict.fromkeys(_COUNTED, 0)
 
-        users: dict[str, int] = {}
-        if parsed.format == CITEAUDIT:
-            # A restore creates the people the file names before its first write.
-            fresh = list(_fresh(parsed.records, seen, totals))
-            users = people(audit_set, [record for record, _ in fresh])
+            users: dict[str, int] = {}
+            if parsed.format == CITEAUDIT:
+                # A restore creates the people the file names before its first write.
+                fresh = [
+                    pair
+                    for chunk in _fresh(
+                        _chunks(_digested(parsed.records), CHUNK),
+                        audit_set_id=audit_set.pk,
+                        totals=totals,
+                        within=within,
+                    )
+                    for pair in chunk
+                ]
+                users = people(audit_set, [record for record, _ in fresh])
 
-        batch = ImportBatch.objects.create(
-            audit_set=audit_set,
-            filename=filename[:300],
-            format=parsed.format,
-            sha256=sha256,
-            created_by=user if user and user.is_authenticated else None,
-        )
+            batch = ImportBatch.objects.create(
+                audit_set=audit_set,
+                filename=filename[:300],
+                format=parsed.format,
+                sha256=sha256,
+                created_by=user if user and user.is_authenticated else None,
+            )
 
-        if parsed.format == CITEAUDIT:
-            for chunk in _chunks(fresh, CHUNK):
-                restore_chunk(
-                    chunk,
-                    audit_set=audit_set,
-                    batch=batch,
-                    filename=filename,
-                    questions=questions,
-                    raters=raters,
-                    users=users,
-                    totals=totals,
-                )
-                if progress:
-                    progress(len(chunk))
-        else:
-            if workers > 0 and isinstance(parsed.records, StreamedAnswers):
-                planned_chunks = _read_in_workers(parsed.records, seen, totals, workers)
-            else:
-                fresh_chunks = _chunks(_fresh(parsed.records, seen, totals), CHUNK)
-                planned_chunks = _planned(fresh_chunks, workers)
-            derived = NewClaims(audit_set_id=audit_set.pk)
-            with bulk.foreign_keys_checked_per_statement():
-                for chunk in planned_chunks:
-                    _import_chunk(
+            if parsed.format == CITEAUDIT:
+                for chunk in _chunks(fresh, CHUNK):
+                    restore_chunk(
                         chunk,
                         audit_set=audit_set,
                         batch=batch,
                         filename=filename,
-                        questions=questions,
+                        questions=_held_questions(
+                            audit_set_id=audit_set.pk,
+                            external_ids={record.question_id for record, _ in chunk},
+                        ),
                         raters=raters,
+                        users=users,
                         totals=totals,
-                        derived=derived,
                     )
                     if progress:
                         progress(len(chunk))
-
-        batch.answers_created = totals["answers"]
-        batch.answers_skipped = totals["skipped"]
-        batch.claims_created = totals["claims"]
-        batch.save(update_fields=["answers_created", "answers_skipped", "claims_created"])
-        if totals["answers"] == 0:
-            # Nothing new: leave no empty import behind.
-            batch.delete()
-            batch_id = None
-        else:
-            batch_id = batch.pk
-            if parsed.format == CITEAUDIT:
-                # New claims with their assignments, sheets, gold and splits.
-                claims_changed(
-                    audit_set_id=audit_set.pk,
-                    claim_ids=Claim.objects.filter(answer__import_batch=batch).values_list(
-                        "pk", flat=True
-                    ),
-                    reviewer_ids=users.values(),
-                )
             else:
-                # New claims only: their derived rows were written with them.
-                derived.finish()
-            planner_statistics_refresh(rows=totals["claims"])
+                if workers > 0 and streamed:
+                    planned_chunks = _read_in_workers(parsed.records, audit_set.pk, totals, workers)
+                else:
+                    fresh_chunks = _fresh(
+                        _chunks(_digested(parsed.records), CHUNK),
+                        audit_set_id=audit_set.pk,
+                        totals=totals,
+                        within=within,
+                    )
+                    planned_chunks = _planned(fresh_chunks, workers)
+                derived = NewClaims(audit_set_id=audit_set.pk)
+                with bulk.foreign_keys_checked_per_statement():
+                    for chunk in planned_chunks:
+                        _import_chunk(
+                            chunk,
+                            audit_set=audit_set,
+                            batch=batch,
+                            filename=filename,
+                            raters=raters,
+                            totals=totals,
+                            derived=derived,
+                        )
+                        if progress:
+                            progress(len(chunk))
+
+            batch.answers_created = totals["answers"]
+            batch.answers_skipped = totals["skipped"]
+            batch.claims_created = totals["claims"]
+            batch.save(update_fields=["answers_created", "answers_skipped", "claims_created"])
+            if totals["answers"] == 0:
+                # Nothing new: leave no empty import behind.
+                batch.delete()
+                batch_id = None
+            else:
+                batch_id = batch.pk
+                if parsed.format == CITEAUDIT:
+                    # New claims with their assignments, sheets, gold and splits.
+                    claims_changed(
+                        audit_set_id=audit_set.pk,
+                        claim_ids=Claim.objects.filter(answer__import_batch=batch).values_list(
+                            "pk", flat=True
+                        ),
+                        reviewer_ids=users.values(),
+                    )
+                else:
+                    # New claims only: their derived rows were written with them.
+                    derived.finish()
+                planner_statistics_refresh(rows=totals["claims"])
 
     return ImportSummary(
         format=parsed.format,
@@ -194,19 +215,56 @@ def answers_import(
     )
 
 
-def _fresh(
-    records: Iterable[AnswerRecord], seen: set[str], totals: dict[str, int]
-) -> Iterator[tuple[AnswerRecord, str]]:
-    """The records not in the set yet, with their content hash."""
+def _digested(records: Iterable[AnswerRecord]) -> Iterator[tuple[AnswerRecord, str]]:
+    """Each record with its content hash."""
     for record in records:
         # An exported answer keeps the identity it had, so importing an export into the
         # set it came from adds nothing.
         digest = record.labelled.content_hash if record.labelled else answer_content_hash(record)
-        if digest in seen:
-            totals["skipped"] += 1
-            continue
-        seen.add(digest)
         yield record, digest
+
+
+def _fresh[T](
+    chunks: Iterable[list[tuple[T, str]]],
+    *,
+    audit_set_id: int,
+    totals: dict[str, int],
+    within: set[str] | None,
+) -> Iterator[list[tuple[T, str]]]:
+    """Each chunk of (answer, content hash) less the answers the set holds, looked up a
+    chunk at a time so that nothing is kept per answer of the set; none left, no chunk.
+
+    `within` holds the hashes of the file's chunks before (a file parsed whole, held whole
+    anyway). A streamed native file passes None: its checks across lines refuse a line
+    that repeats another's answer_id, or its question_id and system when it has none, and
+    the content hash covers all three, so no two of its answers share one.
+    """
+    for chunk in chunks:
+        held = set(
+            Answer.objects.filter(
+                audit_set_id=audit_set_id, content_hash__in=[digest for _, digest in chunk]
+            ).values_list("content_hash", flat=True)
+        )
+        fresh = []
+        for item, digest in chunk:
+            if digest in held or (within is not None and digest in within):
+                totals["skipped"] += 1
+                continue
+            held.add(digest)
+            if within is not None:
+                within.add(digest)
+            fresh.append((item, digest))
+        if fresh:
+            yield fresh
+
+
+def _held_questions(*, audit_set_id: int, external_ids: Iterable[str]) -> dict[str, int]:
+    """The pks of those of the set's questions that exist, by external id."""
+    return dict(
+        Question.objects.filter(
+            audit_set_id=audit_set_id, external_id__in=list(external_ids)
+        ).values_list("external_id", "pk")
+    )
 
 
 def _chunks[T](items: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -248,19 +306,20 @@ def _planned(
 
 
 def _read_in_workers(
-    stream: StreamedAnswers, seen: set[str], totals: dict[str, int], workers: int
+    stream: StreamedAnswers, audit_set_id: int, totals: dict[str, int], workers: int
 ) -> Iterator[list[tuple[AnswerRows, str]]]:
     """What _planned yields for a streamed native file, with the lines parsed, hashed and
     planned in worker processes too, so this process only checks them in order and writes.
 
-    Chunks of fresh answers are the same as _chunks(_fresh(...)) makes of the stream, and
-    each line's answer is taken (checked against the lines before it) in file order, so
-    the first error raised, and the chunks written before it, are the same as without
-    workers. At most two batches of lines per worker are in flight: the file is never held
-    whole.
+    Each batch of CHUNK lines is a chunk, less the answers the set holds, as
+    _fresh(_chunks(...)) makes of the stream; and each line's answer is taken (checked
+    against the lines before it) in file order, so the first error raised, and the chunks
+    written before it, are the same as without workers. The workers plan every answer,
+    those the set holds too: what the set holds is looked up a chunk at a time, here, and
+    never handed to them whole. At most two batches of lines per worker are in flight: the
+    file is never held whole.
     """
-    chunk: list[tuple[AnswerRows, str]] = []
-    with matcher_pool(workers, frozenset(seen)) as pool:
+    with matcher_pool(workers) as pool:
         pending: collections.deque = collections.deque()
         lines = _chunks(stream.numbered_lines(), CHUNK)
         while True:
@@ -269,21 +328,17 @@ def _read_in_workers(
             if not pending:
                 break
             done, error = pending.popleft().get()
-            for number, digest, rows in done:
+            for number, _, rows in done:
                 stream.take_line(rows, rows.given_claims, number)
-                if digest in seen:
-                    totals["skipped"] += 1
-                    continue
-                seen.add(digest)
-                chunk.append((rows, digest))
-                if len(chunk) == CHUNK:
-                    yield chunk
-                    chunk = []
             if error is not None:
                 raise error
+            yield from _fresh(
+                [[(rows, digest) for _, digest, rows in done]],
+                audit_set_id=audit_set_id,
+                totals=totals,
+                within=None,
+            )
     stream.finish()
-    if chunk:
-        yield chunk
 
 
 def _import_chunk(
@@ -292,7 +347,6 @@ def _import_chunk(
     audit_set: AuditSet,
     batch: ImportBatch,
     filename: str,
-    questions: dict[str, int],
     raters: dict[str, Rater],
     totals: dict[str, int],
     derived: NewClaims,
@@ -313,10 +367,12 @@ def _import_chunk(
                     f"(the answer has {len(rows.claims)} claims, numbered from 0)",
                 )
 
-    new_questions: dict[str, str] = {}
+    # This chunk's questions only: an earlier chunk's new ones are rows by now.
+    asked: dict[str, str] = {}
     for rows, _ in chunk:
-        if rows.question_id not in questions and rows.question_id not in new_questions:
-            new_questions[rows.question_id] = rows.question
+        asked.setdefault(rows.question_id, rows.question)
+    questions = _held_questions(audit_set_id=audit_set.pk, external_ids=asked)
+    new_questions = {key: text for key, text in asked.items() if key not in questions}
     ids = bulk.reserve_ids(Question, len(new_questions))
     bulk.insert_rows(
         Question,

@@ -11,12 +11,21 @@ IMMEDIATE (settings), which serialises writers on the whole file instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
 
 from audit.models import AuditSet, Claim
 
 # Keeps `pk IN (...)` lists far below every database's parameter limit.
 CHUNK = 2000
+
+# The first key of PostgreSQL advisory locks on a set's imports (the second is the set's id):
+# an arbitrary constant that no other advisory lock of the app uses.
+_IMPORTS_LOCK = 0x5E7_1A7
 
 
 def audit_set_lock(*, audit_set_id: int) -> AuditSet:
@@ -55,3 +64,69 @@ def claims_lock(*, claim_ids: Iterable[int]) -> list[int]:
             .values_list("pk", flat=True)
         )
     return found
+
+
+def set_imports_lock(*, audit_set_id: int) -> None:
+    """Make imports into one set take turns, until this transaction ends.
+
+    Two imports of runs that share question ids would each create the questions they did not
+    find, and the second would fail on the set's unique question id once the first commits.
+    Taken before the import reads the set's questions and answers, it reads them as the
+    import before it left them. On PostgreSQL a transaction-level advisory lock, which
+    blocks nothing but other imports into the same set; on SQLite every write transaction
+    already holds the one write lock from its BEGIN (IMMEDIATE).
+    """
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        # The two-int form keys on (namespace, id); an id past int4 wraps, which only
+        # makes two sets share a turn.
+        key = (audit_set_id + 2**31) % 2**32 - 2**31
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_IMPORTS_LOCK, key])
+
+
+@contextmanager
+def write_lock_wait(seconds: float | None = None) -> Iterator[None]:
+    """Within the block, wait up to `seconds` (JOB_SQLITE_BUSY_TIMEOUT) for SQLite's write
+    lock instead of SQLITE_BUSY_TIMEOUT.
+
+    A request gives up soon and answers 503, since a person waits on it; a job or a
+    command has nobody waiting, and another import may hold the lock for minutes (an
+    import is one transaction). Nothing on PostgreSQL, where writers wait on rows.
+    """
+    if connection.vendor != "sqlite":
+        yield
+        return
+    if seconds is None:
+        seconds = settings.JOB_SQLITE_BUSY_TIMEOUT
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        before = cursor.fetchone()[0]
+        cursor.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+    try:
+        yield
+    finally:
+        # The connection may have been closed by the block (a worker closes stale ones).
+        if connection.connection is not None:
+            with connection.cursor() as cursor:
+                cursor.execute(f"PRAGMA busy_timeout = {int(before)}")
+
+
+# The waits of the tasks this process runs, by task id, from task_started to task_finished.
+_task_waits: dict[str, ExitStack] = {}
+
+
+def task_write_lock_wait_start(sender: Any, task_result: Any, **kwargs: Any) -> None:
+    """task_started receiver: a worker's task (a job, a webhook delivery) waits for the write
+    lock as write_lock_wait does, from before its job's first write to after the worker
+    records how the task ended (which the worker does past the task's own code)."""
+    stack = ExitStack()
+    stack.enter_context(write_lock_wait())
+    _task_waits[task_result.id] = stack
+
+
+def task_write_lock_wait_end(sender: Any, task_result: Any, **kwargs: Any) -> None:
+    """task_finished receiver: back to a request's wait."""
+    stack = _task_waits.pop(task_result.id, None)
+    if stack is not None:
+        stack.close()

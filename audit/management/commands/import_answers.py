@@ -19,6 +19,7 @@ from audit import services
 from audit.formats import FORMATS, FormatError, parse_path
 from audit.management.workspaces import add_workspace_argument, command_workspace
 from audit.models import AuditSet
+from audit.services.locks import write_lock_wait
 
 # Matching is most of an import's work and this process only parses and writes, so one
 # matching process per core (none on a single core, where they would only add pickling).
@@ -73,6 +74,8 @@ class Command(BaseCommand):
             # copy a thread that might hold a lock.
             tqdm.monitor_interval = 0
             with (
+                # Another import may hold SQLite's write lock for minutes: wait for it.
+                write_lock_wait(),
                 transaction.atomic(),
                 tqdm(
                     total=total,
