@@ -25,7 +25,7 @@ from audit import services
 from audit.models import Answer, AuditSet, Claim, Job, JudgeRun, JudgeVerdict, Membership, Workspace
 from audit.selectors.jobs import PROGRESS_KEY
 from audit.services.imports import CHUNK
-from audit.services.judges import judge_create
+from audit.services.judges import judge_create, judge_run_start, judge_threshold_set
 from tests.conftest import ROOT, _worker_env, api_client, queue_import, refund_set_with_gold
 from tests.factories import UserFactory, default_workspace
 from tests.formats.helpers import jsonl, native_line
@@ -429,6 +429,42 @@ def test_cancel_of_a_killed_judge_run_ends_it_at_once(client_for, lead, stale_li
     page = client.get(reverse("audit:judge-run-detail", args=[run.pk])).content.decode()
     assert "Cancelled: Its worker (w pid 2) had stopped answering. Verdicts stored" in page
     assert run.verdicts.count() == 1
+
+
+def test_cancel_of_a_judge_run_waiting_on_a_slow_endpoint_ends_within_seconds(
+    lead, worker, fake_llm, egress_loopback, small_gold_floor
+):
+    # Every reply takes longer than the wait below: a run that looked for the cancel only
+    # when a reply came would still be running when the wait ends.
+    fake_llm.delay_seconds = 60
+    audit_set, _claims = refund_set_with_gold(lead)
+    judge = judge_create(
+        audit_set=audit_set,
+        fields={
+            "name": "slow",
+            "base_url": fake_llm.base_url,
+            "model": "fake-1",
+            "timeout_seconds": 90.0,
+        },
+        user=lead,
+    )
+    judge_threshold_set(judge=judge, min_kappa=0.5, min_gold=1, user=lead)
+    judge.refresh_from_db()
+    run = judge_run_start(judge=judge, subset=JudgeRun.Subset.ALL, user=lead)
+    job = Job.objects.get(pk=run.job_id)
+    client = _api(lead)
+    worker()
+    assert _wait_for(lambda: fake_llm.requests, 30), "the run never asked the judge"
+
+    asked = client.post(f"/api/v1/jobs/{job.pk}/cancel")
+
+    assert asked.status_code == 202
+    body = _wait_for(
+        lambda: (b := client.get(f"/api/v1/jobs/{job.pk}").json())["status"] != "running" and b,
+        20,
+    )
+    assert body and body["status"] == "cancelled", body  # within the 20 s waited
+    assert run.verdicts.count() == 0  # no reply had come; resuming asks again
 
 
 # ---------------------------------------------------------------------------------- API

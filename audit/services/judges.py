@@ -12,7 +12,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -320,6 +320,12 @@ class Outcome:
     waits: list[float] = field(default_factory=list)
 
 
+# How often a running judge looks for a lead's cancel while its requests are in flight, and
+# how long a cancelled run still waits for the replies already on their way.
+CANCEL_POLL_SECONDS = 1.0
+CANCEL_GRACE_SECONDS = 3.0
+
+
 def judge_run_execute(*, run_id: int, progress_for: Callable[[int], Callable[[int], None]]) -> dict:
     """The job's work: ask about every claim of the run not yet judged in it, store each
     verdict or error as it arrives. `progress_for(total)` gives the job's progress callback,
@@ -359,20 +365,26 @@ def judge_run_execute(*, run_id: int, progress_for: Callable[[int], Callable[[in
                 pool.submit(ask_judge, client, version, prompt): claim_id
                 for claim_id, prompt in prompts.items()
             }
-            for future in as_completed(futures):
-                _store(run, futures.pop(future), future.result())
-                progress(1)
+            while futures:
+                # Woken at least every CANCEL_POLL_SECONDS, so a cancel is seen within
+                # seconds even while every request waits on a slow endpoint.
+                done, _ = wait(futures, timeout=CANCEL_POLL_SECONDS, return_when=FIRST_COMPLETED)
+                for future in done:
+                    _store(run, futures.pop(future), future.result())
+                progress(len(done))
             progress(len(todo[start : start + CHUNK]) - len(prompts))  # claims gone since
     except JobCancelled:
-        # Requests not yet sent are dropped; those in flight are waited for and kept, as
-        # their tokens are spent: resuming will not ask about them again.
-        pool.shutdown(wait=True, cancel_futures=True)
+        # Requests not yet sent are dropped. Those in flight get a short grace to finish and
+        # are kept, as their tokens are spent; the rest are abandoned (their threads end at
+        # the judge's own timeout) and resuming asks about them again.
+        pool.shutdown(wait=False, cancel_futures=True)
+        wait(futures, timeout=CANCEL_GRACE_SECONDS)
         for future, claim_id in futures.items():
             if future.done() and not future.cancelled():
                 _store(run, claim_id, future.result())
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=False, cancel_futures=True)
         client.close()
     counts = JudgeVerdict.objects.filter(run=run)
     return {
