@@ -229,8 +229,31 @@ def matcher_pool(
             )
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    # The pool replaces a child that dies, but the task that child held is lost and its
+    # result never comes: matcher_result watches these first children instead.
+    pool.matchers = list(pool._pool)
     with pool:
         yield pool
+
+
+class MatcherStopped(Exception):
+    """A matching process died in the middle of an import (killed, or out of memory)."""
+
+
+def matcher_result(pool: multiprocessing.pool.Pool, result: multiprocessing.pool.AsyncResult):
+    """The value of a task sent to a matcher_pool, or MatcherStopped if one of its processes
+    died meanwhile (its task would never answer, and the import would wait for good)."""
+    while True:
+        try:
+            return result.get(timeout=1)
+        except multiprocessing.TimeoutError:
+            dead = [child for child in pool.matchers if child.exitcode is not None]
+            if dead:
+                raise MatcherStopped(
+                    f"A matching process stopped in the middle of the import (exit code "
+                    f"{dead[0].exitcode}; killed, or out of memory): nothing was imported. "
+                    "Run it again, with fewer CITEAUDIT_IMPORT_WORKERS if memory is short."
+                ) from None
 
 
 def _child_start(parent: int, seen: Collection[str]) -> None:

@@ -234,6 +234,31 @@ def test_kill_9_mid_import_fails_the_job_naming_its_worker_and_a_retry_imports_i
     )
 
 
+def test_a_matching_process_killed_mid_import_fails_the_job_and_the_worker_goes_on(lead, worker):
+    n = 16 * CHUNK
+    job = queue_import(lead, _many(n))
+    client = _api(lead)
+    process = worker()
+    _part_way(job, n, process)
+    children = _children(process.pid)
+    assert children, "the import forked no matcher processes"
+
+    os.kill(children[0], signal.SIGKILL)  # as the kernel's out-of-memory killer would
+
+    def ended() -> dict | None:
+        body = client.get(f"/api/v1/jobs/{job.pk}").json()
+        return body if body["status"] != "running" else None
+
+    body = _wait_for(ended, ENDS_WITHIN, step=0.5)
+    assert body is not None, "the job still runs two minutes after a matcher process died"
+    assert body["status"] == "failed"
+    assert body["error"].startswith("A matching process stopped in the middle of the import")
+    assert not AuditSet.objects.filter(name="Uploaded").exists()
+    assert process.poll() is None  # the worker itself goes on to the next job
+    after = queue_import(lead, _many(3, prefix="new"), name="next.jsonl", set_name="Next")
+    assert _wait_for(lambda: Job.objects.get(pk=after.pk).status == "succeeded", ENDS_WITHIN)
+
+
 @pytest.mark.usefixtures("role_groups")
 def test_a_silent_job_is_kept_alive_by_its_heartbeat_and_names_its_worker(lead, worker, settings):
     # A no-op re-import reports no progress until it ends: only its heartbeat shows that

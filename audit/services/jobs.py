@@ -31,7 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.formats import FormatError, parse_path
-from audit.import_plan import FORK_LOCK
+from audit.import_plan import FORK_LOCK, MatcherStopped
 from audit.models import Answer, AuditSet, Job, Webhook, Workspace
 from audit.selectors.jobs import (
     CANCEL_KEY,
@@ -200,7 +200,7 @@ def job_run(*, job_id: int) -> None:
         status = Job.Status.SUCCEEDED
     except JobCancelled:
         status = Job.Status.CANCELLED
-    except (FormatError, JobFailed) as failure:
+    except (FormatError, JobFailed, MatcherStopped) as failure:
         error = str(failure)
     except Exception as failure:
         # Logged with its traceback for the operator; the page says only that it failed.

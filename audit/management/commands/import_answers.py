@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from audit import services
 from audit.formats import FORMATS, FormatError, parse_path
+from audit.import_plan import MatcherStopped
 from audit.management.workspaces import add_workspace_argument, command_workspace
 from audit.models import AuditSet
 from audit.services.locks import write_lock_wait
@@ -98,6 +99,8 @@ class Command(BaseCommand):
         except FormatError as error:
             # One line, no traceback: the error names the file, line and field.
             raise CommandError(f"{error} (nothing was imported)") from None
+        except MatcherStopped as error:
+            raise CommandError(str(error)) from None
         restored = f", {summary.sheets} sheets, {summary.gold} gold records"
         self.stdout.write(
             f"{file.name} ({summary.format}) into “{set_name}”: {summary.answers} answers "
