@@ -17,6 +17,8 @@ class AuditConfig(AppConfig):
     def ready(self) -> None:
         from django.tasks.signals import task_finished, task_started
 
+        # What each kind of job runs registers itself with the job queue on import.
+        import audit.services.job_runners  # noqa: F401
         from audit.services.locks import task_write_lock_wait_end, task_write_lock_wait_start
 
         post_migrate.connect(_backfill_release_facts, sender=self)

@@ -1,19 +1,7 @@
-"""The tasks a worker process runs (`manage.py db_worker`). Each only names its row: what
-to do is in the job's (or the delivery's) row, written by the request that queued it."""
+"""Where tasks queued before they moved beside what they run are found: a queued row
+names its task by this module's path, so these names stay for rows still waiting."""
 
-from __future__ import annotations
+from audit.services.jobs import run_job
+from audit.services.webhooks import deliver_webhook
 
-from django.tasks import task
-
-from audit.services.jobs import job_run
-from audit.services.webhooks import webhook_deliver
-
-
-@task
-def run_job(job_id: int) -> None:
-    job_run(job_id=job_id)
-
-
-@task
-def deliver_webhook(delivery_id: int) -> None:
-    webhook_deliver(delivery_id=delivery_id)
+__all__ = ["deliver_webhook", "run_job"]

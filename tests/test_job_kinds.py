@@ -18,7 +18,7 @@ from audit import services
 from audit.formats import parse_file
 from audit.models import AuditSet, ClaimCheck, Job, RaterLabel, Severity
 from audit.selectors.jobs import export_path
-from audit.services import jobs
+from audit.services import job_runners, jobs
 from audit.services.exports import EXPORT_FORMATS
 from tests.conftest import FIXTURES, import_file, kill_worker_part_way, run_queued_jobs
 from tests.factories import UserFactory, claim_at, default_workspace, evidence_ref, submit_sheet
@@ -175,7 +175,7 @@ def test_rematch_job_recomputes_every_check(client_for, lead, handmade):
 
 def test_a_cancelled_rematch_keeps_every_old_check(lead, handmade, monkeypatch):
     ClaimCheck.objects.update(best_score=-1.0)
-    monkeypatch.setattr(jobs, "_PROGRESS_ROWS", 1)
+    monkeypatch.setattr(job_runners, "_PROGRESS_ROWS", 1)
     reports = _cancel_after_first_report(monkeypatch)
     job = services.job_rematch_create(audit_set=handmade, user=lead)
 

@@ -19,21 +19,15 @@ from django.utils import timezone
 from audit import selectors, services
 from audit.models import Answer, AuditSet, Claim, Job
 from audit.selectors.jobs import CANCEL_KEY, PROGRESS_KEY
-from audit.services import imports, jobs
-from tests.conftest import FIXTURES, kill_worker_part_way, run_queued_jobs, stored_import_rows
-from tests.factories import default_workspace
+from audit.services import imports, job_runners, jobs
+from tests.conftest import (
+    FIXTURES,
+    kill_worker_part_way,
+    queue_import,
+    run_queued_jobs,
+    stored_import_rows,
+)
 from tests.formats.helpers import jsonl, native_line
-
-
-def _queue(lead, data: bytes, name: str = "answers.jsonl", set_name: str = "Uploaded") -> Job:
-    return services.job_import_create(
-        upload=SimpleUploadedFile(name, data),
-        audit_set=None,
-        new_set_name=set_name,
-        fmt="auto",
-        user=lead,
-        workspace=default_workspace(),
-    )
 
 
 def _many(n: int) -> bytes:
@@ -42,7 +36,7 @@ def _many(n: int) -> bytes:
 
 @pytest.mark.django_db
 def test_a_queued_import_runs_once_even_if_its_task_comes_twice(lead, jobs_dir):
-    job = _queue(lead, _many(3))
+    job = queue_import(lead, _many(3))
     assert (jobs_dir / job.token / "upload").exists()
 
     services.job_run(job_id=job.pk)
@@ -58,7 +52,7 @@ def test_a_queued_import_runs_once_even_if_its_task_comes_twice(lead, jobs_dir):
 
 @pytest.mark.django_db
 def test_a_cancelled_queued_job_never_runs(lead, jobs_dir):
-    job = _queue(lead, _many(2))
+    job = queue_import(lead, _many(2))
 
     services.job_cancel(job=job)
     services.job_run(job_id=job.pk)
@@ -75,7 +69,7 @@ def test_a_cancelled_queued_job_never_runs(lead, jobs_dir):
 def test_cancelling_a_running_import_keeps_nothing_of_it(lead, monkeypatch):
     # One answer a chunk, and the lead's cancel arrives after the first one was written.
     monkeypatch.setattr(imports, "CHUNK", 1)
-    job = _queue(lead, _many(5))
+    job = queue_import(lead, _many(5))
     reports = []
     report = jobs._report
 
@@ -102,7 +96,7 @@ def test_cancelling_a_running_import_keeps_nothing_of_it(lead, monkeypatch):
 def test_an_import_that_fails_on_a_late_line_writes_nothing_and_names_the_place(lead):
     bad = native_line(question_id="q9")
     bad["passages"][0]["text"] = None
-    job = _queue(lead, jsonl(*(native_line(question_id=f"q{i}") for i in range(3)), bad))
+    job = queue_import(lead, jsonl(*(native_line(question_id=f"q{i}") for i in range(3)), bad))
 
     services.job_run(job_id=job.pk)
 
@@ -142,11 +136,11 @@ def test_a_job_import_with_matching_processes_stores_what_one_without_does(
         lambda *args: read_in_workers.append(args[-1]) or real(*args),
     )
     # The test process may run threads of its own; db_worker's main thread runs alone.
-    monkeypatch.setattr(jobs, "_may_fork", lambda: True)
+    monkeypatch.setattr(job_runners, "_may_fork", lambda: True)
     stored = []
     for workers in (0, 2):
         settings.IMPORT_WORKERS = workers
-        job = _queue(lead, data, set_name=f"with {workers}")
+        job = queue_import(lead, data, set_name=f"with {workers}")
 
         services.job_run(job_id=job.pk)
 
@@ -160,7 +154,7 @@ def test_a_job_import_with_matching_processes_stores_what_one_without_does(
 
 def test_an_import_job_forks_matching_processes_only_from_a_lone_main_thread():
     from_a_thread = []
-    thread = threading.Thread(target=lambda: from_a_thread.append(jobs._may_fork()))
+    thread = threading.Thread(target=lambda: from_a_thread.append(job_runners._may_fork()))
     thread.start()
     thread.join()
 
@@ -172,8 +166,8 @@ def test_a_file_read_whole_has_its_own_lower_limit(lead, settings):
     settings.IMPORT_MAX_WHOLE_BYTES = 1000
     alce = (FIXTURES / "samples" / "alce_sample.json").read_bytes()
     assert len(alce) > 1000
-    streamed = _queue(lead, _many(8), set_name="Streamed")
-    whole = _queue(lead, alce, name="alce_sample.json", set_name="Whole")
+    streamed = queue_import(lead, _many(8), set_name="Streamed")
+    whole = queue_import(lead, alce, name="alce_sample.json", set_name="Whole")
     assert streamed.params["size"] > 1000
 
     run_queued_jobs()
@@ -190,7 +184,7 @@ def test_a_file_read_whole_has_its_own_lower_limit(lead, settings):
 
 @pytest.mark.django_db
 def test_a_job_whose_worker_went_silent_can_be_run_again(client_for, lead, settings):
-    job = _queue(lead, _many(2))
+    job = queue_import(lead, _many(2))
     # As a killed worker leaves it: running, its last report long ago.
     Job.objects.filter(pk=job.pk).update(
         status="running", started_at=timezone.now() - timedelta(hours=1), worker="w1 pid 7"
@@ -216,7 +210,7 @@ def test_a_job_whose_worker_went_silent_can_be_run_again(client_for, lead, setti
 
 @pytest.mark.django_db
 def test_a_job_still_reporting_cannot_be_run_twice(lead):
-    job = _queue(lead, _many(2))
+    job = queue_import(lead, _many(2))
     Job.objects.filter(pk=job.pk).update(status="running")
     cache.set(PROGRESS_KEY.format(token=job.token), {"done": 1, "total": 2, "at": time.time()})
 
@@ -226,7 +220,7 @@ def test_a_job_still_reporting_cannot_be_run_twice(lead):
 
 @pytest.mark.django_db
 def test_the_job_page_polls_while_running_and_escapes_the_file_name(client_for, lead):
-    job = _queue(lead, _many(2), name="<b>evil.jsonl", set_name="<i>set</i>")
+    job = queue_import(lead, _many(2), name="<b>evil.jsonl", set_name="<i>set</i>")
     Job.objects.filter(pk=job.pk).update(status="running")
     cache.set(PROGRESS_KEY.format(token=job.token), {"done": 1, "total": 2, "at": time.time()})
     client = client_for(lead)
@@ -302,7 +296,7 @@ def test_kill_9_of_the_worker_mid_import_leaves_nothing_and_a_rerun_imports_it_a
 ):
     # Several chunks, so the worker is killed after it wrote some and before the commit.
     n = 3 * imports.CHUNK
-    job = _queue(lead, _many(n))
+    job = queue_import(lead, _many(n))
     worker = start_worker()
     kill_worker_part_way(worker, job, n)
     assert worker.returncode == -signal.SIGKILL
@@ -333,7 +327,7 @@ def test_job_progress_and_cancel_pass_through_redis_when_it_is_the_cache(lead, s
             "KEY_PREFIX": f"citeaudit-test-{os.getpid()}",
         }
     }
-    job = _queue(lead, _many(2))
+    job = queue_import(lead, _many(2))
     Job.objects.filter(pk=job.pk).update(status="running")
     job.refresh_from_db()
 

@@ -14,20 +14,9 @@ from audit.selectors.decision import decision_report
 from audit.selectors.judges import accepted_version
 from audit.services import judges
 from tests.conftest import refund_set_with_gold, run_queued_jobs
+from tests.test_judges import AGREE
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback")]
-
-# Verdicts that agree with the refund example's three gold claims (as in tests/test_judges.py).
-AGREE = [
-    {
-        "judgment": "partially_supported",
-        "evidence": [1],
-        "unsupported_spans": ["Customers"],
-        "rationale": "Business customers get 14 days.",
-    },
-    {"judgment": "supported", "evidence": [3], "rationale": "Stated in [2]."},
-    {"judgment": "wrong_citation", "wrong_citation_passage": 3, "rationale": "[3] says it."},
-]
 
 
 @pytest.fixture

@@ -182,7 +182,9 @@ def test_an_adjudication_is_posted_signed_and_retried_after_a_500(
     assert delivery.error == "The receiver answered 500 Internal Server Error."
     # The next attempt is queued for the worker a minute later, not made at once.
     tasks = list(
-        DBTaskResult.objects.filter(task_path="audit.tasks.deliver_webhook").order_by("enqueued_at")
+        DBTaskResult.objects.filter(task_path="audit.services.webhooks.deliver_webhook").order_by(
+            "enqueued_at"
+        )
     )
     assert [t.args_kwargs["args"] for t in tasks] == [[delivery.pk], [delivery.pk]]
     assert tasks[1].run_after == delivery.next_attempt_at

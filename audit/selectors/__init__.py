@@ -73,6 +73,7 @@ from audit.selectors.release import (
 from audit.selectors.review import (
     QueuePlace,
     assigned_claim,
+    holds_claim,
     is_control_for,
     is_paused,
     next_claim_id,
@@ -140,6 +141,7 @@ __all__ = [
     "QueuePlace",
     "queue_place",
     "assigned_claim",
+    "holds_claim",
     "is_control_for",
     "is_paused",
     "split_claim_for_reviewer",

@@ -36,6 +36,14 @@ from audit.selectors.blindness import sets_reviewed_by
 # ------------------------------------------------------------------------------- review
 
 
+def holds_claim(*, claim_id: int, user) -> bool:
+    """Whether the claim is in the user's queue: assigned, or mixed in as a control."""
+    return (
+        Assignment.objects.filter(claim_id=claim_id, reviewer=user).exists()
+        or ControlAssignment.objects.filter(claim_id=claim_id, reviewer=user).exists()
+    )
+
+
 def _keyed(assignments: QuerySet[Assignment]) -> QuerySet[Assignment]:
     return assignments.annotate(
         k_answer=F("claim__answer_id"),

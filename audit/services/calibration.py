@@ -19,7 +19,7 @@ from audit.models import (
     ReviewerPause,
 )
 from audit.roles import leads
-from audit.services.review import holds_claim
+from audit.selectors import holds_claim
 
 SKIP_REASON_MAX = 2000
 

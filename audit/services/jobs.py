@@ -19,7 +19,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
 
@@ -28,11 +27,12 @@ from django.core.cache import cache
 from django.core.files.move import file_move_safe
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.tasks import task
 from django.utils import timezone
 
-from audit.formats import FormatError, parse_path
+from audit.formats import FormatError
 from audit.import_plan import FORK_LOCK, MatcherStopped
-from audit.models import Answer, AuditSet, Job, Webhook, Workspace
+from audit.models import AuditSet, Job, Webhook, Workspace
 from audit.selectors.jobs import (
     CANCEL_KEY,
     HEARTBEAT_KEY,
@@ -356,9 +356,29 @@ def job_retry(*, job: Job) -> None:
 
 def enqueue_job(job: Job) -> None:
     # After commit: a worker must find the row in the state this transaction leaves.
-    from audit.tasks import run_job
-
     transaction.on_commit(lambda: run_job.enqueue(job.pk))
+
+
+@task
+def run_job(job_id: int) -> None:
+    """The worker's task: it only names the job's row, written by the request that queued it."""
+    job_run(job_id=job_id)
+
+
+# One entry per kind of job: what job_run runs, returning what the job's page shows. Filled
+# by job_runner from services.job_runners (loaded when the app is ready), which imports the
+# services that do the work: the queue itself depends on none of them.
+_RUNNERS: dict[str, Callable[[Job], dict]] = {}
+
+
+def job_runner(kind: str) -> Callable[[Callable[[Job], dict]], Callable[[Job], dict]]:
+    """Register the function that runs jobs of `kind`."""
+
+    def register(runner: Callable[[Job], dict]) -> Callable[[Job], dict]:
+        _RUNNERS[kind] = runner
+        return runner
+
+    return register
 
 
 def _import_finished(job: Job) -> None:
@@ -386,12 +406,13 @@ def _report(job: Job, *, done: int, total: int) -> None:
     )
 
 
-def _total(job: Job, total: int) -> None:
+def progress_total(job: Job, total: int) -> None:
+    """Record how many rows the job will do, once it knows."""
     Job.objects.filter(pk=job.pk).update(total=total)
     _report(job, done=0, total=total)
 
 
-def _reporter(job: Job, total: int) -> Callable[[int], None]:
+def progress_reporter(job: Job, total: int) -> Callable[[int], None]:
     """A job's progress callback: reports rows done and stops the work if cancelled."""
     done = 0
 
@@ -418,166 +439,6 @@ def _discard_files(job: Job) -> None:
     shutil.rmtree(Path(settings.JOBS_DIR) / job.token, ignore_errors=True)
 
 
-def _import_run(job: Job) -> dict:
-    # Imported here, not at the top: the import service imports half the app.
-    from audit.services.imports import answers_import
-
-    params = job.params
-    parsed, check = parse_path(
-        params["path"],
-        params["filename"],
-        fmt=params["format"],
-        max_bytes=settings.IMPORT_MAX_BYTES,
-        max_whole_bytes=settings.IMPORT_MAX_WHOLE_BYTES,
-    )
-    total = len(parsed.records) if isinstance(parsed.records, tuple) else check.lines
-    _total(job, total)
-    with transaction.atomic():
-        audit_set = job.audit_set
-        if audit_set is None:
-            audit_set, _ = AuditSet.objects.get_or_create(
-                workspace=job.workspace,
-                name=params["new_set_name"],
-                defaults={"created_by": job.created_by},
-            )
-        summary = answers_import(
-            audit_set=audit_set,
-            parsed=parsed,
-            filename=params["filename"],
-            sha256=check.sha256,
-            user=job.created_by,
-            progress=_reporter(job, total),
-            workers=settings.IMPORT_WORKERS if _may_fork() else 0,
-        )
-    return {"audit_set": audit_set.pk, **asdict(summary)}
-
-
-def _may_fork() -> bool:
-    """Whether this job may fork matching processes as the command line does: only from
-    a process whose one thread runs it. `manage.py db_worker` runs one job at a time in
-    its main thread; under --reload (DEBUG's default) it runs in a thread beside the
-    reloader's, and a web server's threads may not fork either: a forked child gets a
-    copy of any lock another thread held, never released."""
-    main = threading.main_thread()
-    # The job's heartbeat thread is the one other thread allowed: it writes only under
-    # FORK_LOCK, which the pool holds while it forks.
-    return threading.current_thread() is main and all(
-        thread is main or thread.name == HEARTBEAT_THREAD for thread in threading.enumerate()
-    )
-
-
-def _judge_run(job: Job) -> dict:
-    # A judge run writes each verdict as it arrives (so cancel and resume keep them), not
-    # in one transaction; see audit/services/judges.py.
-    from audit.services.judges import judge_run_execute
-
-    def progress_for(total: int) -> Callable[[int], None]:
-        _total(job, total)
-        return _reporter(job, total)
-
-    return judge_run_execute(run_id=job.params["run"], progress_for=progress_for)
-
-
-def _export_run(job: Job) -> dict:
-    from audit.services import exports
-
-    fmt = job.params["format"]
-    spec = exports.EXPORT_FORMATS[fmt]
-    total = exports.export_answer_count(audit_set=job.audit_set)
-    _total(job, total)
-    final = export_path(job, spec.extension)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    # Written under another name and renamed when whole: a download never finds half a file.
-    partial = final.with_name(final.name + ".part")
-    try:
-        with open(partial, "w", encoding="utf-8", newline="") as out:
-            for piece in exports.export_stream(
-                audit_set=job.audit_set,
-                fmt=fmt,
-                viewer=job.created_by,
-                progress=_reporter(job, total),
-                chunk_size=exports.CHUNK,
-            ):
-                out.write(piece)
-        partial.replace(final)
-    finally:
-        partial.unlink(missing_ok=True)
-    expires = timezone.now() + timedelta(hours=settings.EXPORT_LINK_HOURS)
-    return {
-        "format": fmt,
-        "answers": total,
-        "size": final.stat().st_size,
-        "expires_at": expires.isoformat(),
-    }
-
-
-def _rematch_run(job: Job) -> dict:
-    from audit.matching import MATCHER_VERSION
-    from audit.services.checks import claim_checks_recompute
-
-    total = Answer.objects.filter(audit_set=job.audit_set).count()
-    _total(job, total)
-    # One transaction over the per-answer ones: cancelled or killed, no claim keeps a new check.
-    with transaction.atomic():
-        claims = claim_checks_recompute(
-            audit_set=job.audit_set, progress=_every(_PROGRESS_ROWS, _reporter(job, total))
-        )
-    return {"claims": claims, "matcher_version": MATCHER_VERSION}
-
-
-def _recompare_run(job: Job) -> dict:
-    from audit.services.adjudication import adjudication_settings_update
-    from audit.services.disagreements import comparable_claim_ids
-
-    params = job.params
-    with transaction.atomic():
-        total = len(comparable_claim_ids(audit_set=job.audit_set))
-        _total(job, total)
-        summary = adjudication_settings_update(
-            audit_set=job.audit_set,
-            by=job.created_by,
-            auto_gold=params["auto_gold"],
-            evidence_jaccard_threshold=params["evidence_jaccard_threshold"],
-            anonymous_adjudication=params["anonymous_adjudication"],
-            progress=_reporter(job, total),
-        )
-    return asdict(summary)
-
-
-def _verdicts_run(job: Job) -> dict:
-    import hashlib
-
-    from audit.formats.verdicts import parse_verdicts
-    from audit.services.verdicts import verdicts_store
-
-    params = job.params
-    data = Path(params["path"]).read_bytes()
-    verdicts = parse_verdicts(data, params["filename"], max_bytes=settings.IMPORT_MAX_WHOLE_BYTES)
-    _total(job, len(verdicts))
-    summary = verdicts_store(
-        audit_set=job.audit_set,
-        verdicts=verdicts,
-        filename=params["filename"],
-        sha256=hashlib.sha256(data).hexdigest(),
-        progress=_reporter(job, len(verdicts)),
-    )
-    return {**asdict(summary), "judges": list(summary.judges)}
-
-
-def _every(rows: int, progress: Callable[[int], None]) -> Callable[[int], None]:
-    """Pass progress on every `rows` rows, for work that reports one row at a time."""
-    pending = 0
-
-    def report(done: int) -> None:
-        nonlocal pending
-        pending += done
-        if pending >= rows:
-            progress(pending)
-            pending = 0
-
-    return report
-
-
 def _exports_expire() -> None:
     """Delete export files past their link's expiry; run whenever an export is queued."""
     now = timezone.now()
@@ -588,19 +449,3 @@ def _exports_expire() -> None:
     ).only("pk", "token"):
         for path in export_path(job, "*").parent.glob(f"{job.token}.*"):
             path.unlink(missing_ok=True)
-
-
-# Answers between two reports of a rematch (one report per answer would be a cache write
-# per answer).
-_PROGRESS_ROWS = 50
-
-
-# One entry per kind of job: what job_run runs, returning what the job's page shows.
-_RUNNERS: dict[str, Callable[[Job], dict]] = {
-    Job.Kind.IMPORT: _import_run,
-    Job.Kind.EXPORT: _export_run,
-    Job.Kind.REMATCH: _rematch_run,
-    Job.Kind.RECOMPARE: _recompare_run,
-    Job.Kind.VERDICTS: _verdicts_run,
-    Job.Kind.JUDGE: _judge_run,
-}

@@ -35,7 +35,8 @@ from audit.models import (
     Webhook,
 )
 from audit.roles import leads
-from audit.selectors import QUEUE_ORDER, reviewer_sheet
+from audit.selectors import QUEUE_ORDER, holds_claim, reviewer_sheet
+from audit.services.calibration import controls_assign
 from audit.services.checks import answer_claim_checks
 from audit.services.derived import claims_changed
 from audit.services.guidelines import guideline_version_current
@@ -182,18 +183,11 @@ def review_open(
         )
         planner_statistics_refresh(rows=len(new))
         # Reviewers who joined, or got more claims, get their share of the set's controls.
-        _controls_assign(audit_set)
+        controls_assign(audit_set=audit_set)
     per_reviewer: dict[int, int] = defaultdict(int)
     for assignment in new:
         per_reviewer[assignment.reviewer_id] += 1
     return OpenSummary(claims=len(claims), created=len(new), per_reviewer=dict(per_reviewer))
-
-
-def _controls_assign(audit_set: AuditSet) -> None:
-    # Imported here: the calibration services build on this module's queue helpers.
-    from audit.services.calibration import controls_assign
-
-    controls_assign(audit_set=audit_set)
 
 
 def _claims_to_judge(audit_set: AuditSet):
@@ -249,19 +243,11 @@ def reviewer_replace(
         claims_changed(
             audit_set_id=audit_set.pk, claim_ids=touched, reviewer_ids=[leaving.pk, joining.pk]
         )
-        _controls_assign(audit_set)
+        controls_assign(audit_set=audit_set)
     return ReplaceSummary(moved=len(moved_ids), kept=kept, dropped=len(dropped_ids))
 
 
 # ------------------------------------------------------------------------------ sheets
-
-
-def holds_claim(*, claim_id: int, user: AbstractBaseUser) -> bool:
-    """Whether the claim is in the user's queue: assigned, or mixed in as a control."""
-    return (
-        Assignment.objects.filter(claim_id=claim_id, reviewer=user).exists()
-        or ControlAssignment.objects.filter(claim_id=claim_id, reviewer=user).exists()
-    )
 
 
 def sheet_for(*, claim: Claim, reviewer: AbstractBaseUser) -> AuditSheet:

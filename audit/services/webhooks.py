@@ -21,6 +21,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
+from django.tasks import task
 from django.utils import timezone
 
 from audit import egress
@@ -149,11 +150,15 @@ def _deliveries_queue(audit_set_id: int, event: str, data: dict) -> None:
         _enqueue(delivery.pk)
 
 
-def _enqueue(delivery_id: int, run_after=None) -> None:
-    from audit.tasks import deliver_webhook
+@task
+def deliver_webhook(delivery_id: int) -> None:
+    """The worker's task: it only names the delivery's row, written when the event fired."""
+    webhook_deliver(delivery_id=delivery_id)
 
-    task = deliver_webhook.using(run_after=run_after) if run_after else deliver_webhook
-    transaction.on_commit(lambda: task.enqueue(delivery_id))
+
+def _enqueue(delivery_id: int, run_after=None) -> None:
+    queued = deliver_webhook.using(run_after=run_after) if run_after else deliver_webhook
+    transaction.on_commit(lambda: queued.enqueue(delivery_id))
 
 
 def _post(webhook: Webhook, event: str, body: bytes) -> tuple[int | None, str]:
