@@ -16,7 +16,7 @@ from audit import claims as claim_parsing
 from audit import judgments, roles, selectors
 from audit.judgments import Assertion, EvidenceRef, JudgmentData
 from audit.models import Adjudication, AuditSet, Judge, JudgeRun, Membership, Webhook
-from audit.services.review import AtomicPart
+from audit.services.splits import AtomicPart
 
 FORMATS = ("native", "alce", "ragas", "expertqa", "citeaudit")
 

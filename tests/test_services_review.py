@@ -504,7 +504,7 @@ def test_a_reviewer_cannot_split_a_claim_another_reviewer_submitted(opened, revi
     with pytest.raises(ReviewError) as error:
         services.claim_split(claim=parent, parts=[AtomicPart("a"), AtomicPart("b")], by=reviewer_b)
 
-    assert str(error.value) == services.review.REVIEWER_SPLIT_REFUSED
+    assert str(error.value) == services.splits.REVIEWER_SPLIT_REFUSED
     assert AuditSheet.objects.get(pk=sheet.pk).status == "submitted"
     assert _assignees()[parent.pk] == {"rev_a", "rev_b"}
     assert Claim.objects.filter(parent=parent).count() == 0
@@ -540,7 +540,7 @@ def test_a_reviewer_split_is_refused_alike_whoever_saved_work_on_the_claim(
 
     children = services.claim_split(claim=parent, parts=parts, by=reviewer_b)
 
-    assert messages == [services.review.REVIEWER_SPLIT_REFUSED] * 2
+    assert messages == [services.splits.REVIEWER_SPLIT_REFUSED] * 2
     assert [c.text for c in children] == ["a", "b"]
 
 

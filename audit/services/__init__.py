@@ -1,16 +1,19 @@
 """Writes, by area: importing answer sets (`imports`), restoring a citeaudit export
-(`restore`), the matcher's checks (`checks`), review (`review`), acceptance criteria
-(`criteria`), adjudication (`adjudication`), machine verdicts (`verdicts`). Rows derived from
-claims (severity and unanimous gold, statuses, tallies, agreement and release facts) are
-written by `claims_changed` (`derived`) alone, and only it is exported here."""
+(`restore`), the matcher's checks (`checks`), review (`assignment`, `sheets`, `splits`, and
+what a judgment needs to be final, `validation`), acceptance criteria (`criteria`),
+adjudication (`adjudication`), machine verdicts (`verdicts`). Rows derived from claims
+(severity and unanimous gold, statuses, tallies, agreement and release facts) are written by
+`claims_changed` (`derived`) alone, and only it is exported here."""
 
 from audit.claims import plan_claims
+from audit.judgments import EvidenceRef
 from audit.services.adjudication import (
     GoldData,
     StaleAdjudication,
     adjudication_save,
     adjudication_settings_update,
 )
+from audit.services.assignment import OpenSummary, ReplaceSummary, review_open, reviewer_replace
 from audit.services.calibration import (
     claim_skip,
     control_settings_update,
@@ -22,7 +25,12 @@ from audit.services.checks import claim_checks_recompute
 from audit.services.criteria import claims_mark_answering, criteria_update
 from audit.services.derived import claims_changed, decisions_watched, set_changed
 from audit.services.disagreements import CompareSummary
-from audit.services.discussion import comment_post, flag_discuss, flag_settle
+from audit.services.discussion import (
+    comment_post,
+    flag_discuss,
+    flag_settle,
+    guideline_flag_raise,
+)
 from audit.services.guidelines import guideline_version_current, set_update
 from audit.services.imports import ImportSummary, answer_content_hash, answers_import
 from audit.services.jobs import (
@@ -38,27 +46,19 @@ from audit.services.jobs import (
     job_verdicts_create,
     jobs_reap_stale,
 )
-from audit.services.review import (
+from audit.services.sheets import (
     PAUSED,
-    AtomicPart,
-    EvidenceRef,
-    OpenSummary,
-    ReplaceSummary,
-    ReviewError,
     SheetData,
-    SheetIncomplete,
     StaleSheet,
-    claim_split,
-    guideline_flag_raise,
-    review_open,
-    reviewer_replace,
     sheet_for,
     sheet_has_work,
     sheet_reopen,
     sheet_save,
     sheet_submit,
 )
+from audit.services.splits import AtomicPart, claim_split
 from audit.services.tokens import TokenRejected, token_authenticate, token_create, token_revoke
+from audit.services.validation import ReviewError, SheetIncomplete
 from audit.services.verdicts import VerdictImportSummary, verdicts_import
 from audit.services.webhooks import WebhookRefused, webhook_create, webhook_delete, webhooks_fire
 

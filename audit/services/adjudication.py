@@ -25,7 +25,7 @@ from audit.roles import leads
 from audit.services.derived import claims_changed, claims_changed_in_parts
 from audit.services.disagreements import CompareSummary, comparable_claim_ids
 from audit.services.locks import claims_lock
-from audit.services.review import (
+from audit.services.validation import (
     ReviewError,
     SheetIncomplete,
     checked_evidence,

@@ -1,5 +1,6 @@
-"""Writes for a claim's discussion: comments between a lead and the claim's reviewers, and
-leads settling guideline flags (resolved, dismissed, or opened as a thread)."""
+"""Writes for a claim's discussion: comments between a lead and the claim's reviewers,
+guideline flags raised on a claim, and leads settling them (resolved, dismissed, or opened
+as a thread)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from audit import selectors
 from audit.judgments import JudgmentError
 from audit.models import Claim, ClaimComment, GuidelineFlag
 from audit.roles import leads
+from audit.services.locks import claims_lock
 
 COMMENT_MAX = 10_000
 FLAG_STATUSES = ("open", "resolved", "dismissed")
@@ -63,4 +65,25 @@ def flag_discuss(*, flag: GuidelineFlag, by: AbstractBaseUser) -> ClaimComment:
         who = flag.raised_by.get_username() if flag.raised_by else "a reviewer"
         return comment_post(
             claim=flag.claim, user=by, body=f"{quoted}\n\nFlagged by @{who}.", from_flag=flag
+        )
+
+
+def guideline_flag_raise(*, claim: Claim, user: AbstractBaseUser, comment: str) -> GuidelineFlag:
+    """Record that the guidelines do not settle this claim; leads read it on the progress page."""
+    comment = comment.strip()
+    if not comment:
+        raise JudgmentError("Say what the guidelines should settle.")
+    if not leads(user, claim.answer.audit_set) and not selectors.holds_claim(
+        claim_id=claim.pk, user=user
+    ):
+        raise PermissionDenied("This claim is not assigned to you.")
+    with transaction.atomic():
+        # A second click (or a resent form) on the same comment is the same flag, not a new
+        # one; the claim's lock keeps two tabs sending it at once from both finding none.
+        claims_lock(claim_ids=[claim.pk])
+        same = GuidelineFlag.objects.filter(claim=claim, raised_by=user, comment=comment).first()
+        if same is not None:
+            return same
+        return GuidelineFlag.objects.create(
+            audit_set_id=claim.answer.audit_set_id, claim=claim, raised_by=user, comment=comment
         )

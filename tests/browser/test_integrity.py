@@ -10,7 +10,7 @@ import pytest
 
 from audit import services
 from audit.models import AuditSheet, Claim
-from audit.services.review import REVIEWER_SPLIT_REFUSED
+from audit.services.splits import REVIEWER_SPLIT_REFUSED
 from tests.browser.conftest import screenshot
 from tests.factories import claim_at
 

@@ -734,7 +734,7 @@ def test_a_reviewers_split_is_refused_once_the_other_reviewer_submitted(
     )
 
     assert response.status_code == 200
-    assert response.context["form"].non_field_errors() == [services.review.REVIEWER_SPLIT_REFUSED]
+    assert response.context["form"].non_field_errors() == [services.splits.REVIEWER_SPLIT_REFUSED]
     assert Claim.objects.filter(parent=claim).count() == 0
     a_page = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk]))
     assert a_page.context["submitted"] is True
