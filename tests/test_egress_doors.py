@@ -350,16 +350,8 @@ def test_a_webhook_saved_to_loopback_before_the_rules_is_refused_when_sent(
     opened, receivers, django_capture_on_commit_callbacks
 ):
     receiver = receivers()
-    Webhook.objects.create(
-        audit_set=opened, url=receiver.url("/hook"), secret="x", events=["set.reviewed"]
-    )
-    with django_capture_on_commit_callbacks(execute=True):
-        services.webhooks_fire(audit_set_id=opened.pk, event="set.reviewed", data={})
-    (delivery,) = WebhookDelivery.objects.all()
+    delivery = _delivered(opened, receiver.url("/hook"), django_capture_on_commit_callbacks)
 
-    webhook_deliver(delivery_id=delivery.pk)
-
-    delivery.refresh_from_db()
     assert delivery.error.startswith("Refused: 127.0.0.1 is a loopback address")
     assert receiver.requests == []
 
@@ -444,16 +436,8 @@ def test_a_trickling_webhook_receiver_is_cut_at_the_total_deadline(
 ):
     settings.WEBHOOK_TIMEOUT_SECONDS = 1
     receiver = receivers(trickle(in_head=True))
-    Webhook.objects.create(
-        audit_set=opened, url=receiver.url("/hook"), secret="x", events=["set.reviewed"]
-    )
-    with django_capture_on_commit_callbacks(execute=True):
-        services.webhooks_fire(audit_set_id=opened.pk, event="set.reviewed", data={})
-    (delivery,) = WebhookDelivery.objects.all()
+    delivery = _delivered(opened, receiver.url("/hook"), django_capture_on_commit_callbacks)
 
-    webhook_deliver(delivery_id=delivery.pk)
-
-    delivery.refresh_from_db()
     # Hung up on within 5 s (20 bytes a second): a per-read timeout would have taken all 400.
     assert receiver.body_bytes_sent < 100
     assert (delivery.status, delivery.response_code) == ("pending", None)
@@ -525,16 +509,8 @@ def test_a_webhook_redirect_is_not_followed(
 ):
     elsewhere = receivers()
     receiver = receivers(redirect_to(elsewhere.url("/hook")))
-    Webhook.objects.create(
-        audit_set=opened, url=receiver.url("/hook"), secret="x", events=["set.reviewed"]
-    )
-    with django_capture_on_commit_callbacks(execute=True):
-        services.webhooks_fire(audit_set_id=opened.pk, event="set.reviewed", data={})
-    (delivery,) = WebhookDelivery.objects.all()
+    delivery = _delivered(opened, receiver.url("/hook"), django_capture_on_commit_callbacks)
 
-    webhook_deliver(delivery_id=delivery.pk)
-
-    delivery.refresh_from_db()
     assert delivery.error == (
         "Could not reach it: 127.0.0.1 answered with a redirect (HTTP 302); redirects are "
         "not followed."
@@ -609,3 +585,14 @@ def test_https_to_a_pinned_address_still_checks_the_certificate(tmp_path, settin
     finally:
         listener.close()
     assert received == []
+
+
+def _delivered(audit_set, url: str, capture_on_commit) -> WebhookDelivery:
+    """A webhook to `url` on the set, fired once and its delivery attempted."""
+    Webhook.objects.create(audit_set=audit_set, url=url, secret="x", events=["set.reviewed"])
+    with capture_on_commit(execute=True):
+        services.webhooks_fire(audit_set_id=audit_set.pk, event="set.reviewed", data={})
+    (delivery,) = WebhookDelivery.objects.all()
+    webhook_deliver(delivery_id=delivery.pk)
+    delivery.refresh_from_db()
+    return delivery

@@ -207,11 +207,7 @@ def test_kill_9_mid_import_fails_the_job_naming_its_worker_and_a_retry_imports_i
     # No matcher process outlives the worker that forked it.
     assert _wait_for(lambda: not any(_alive(pid) for pid in children), 10)
 
-    def ended() -> dict | None:
-        body = client.get(f"/api/v1/jobs/{job.pk}").json()
-        return body if body["status"] != "running" else None
-
-    body = _wait_for(ended, ENDS_WITHIN, step=0.5)
+    body = _ended(client, job)
     assert body is not None, "the job still runs two minutes after its worker died"
     assert body["status"] == "failed"
     assert body["worker"].endswith(f" pid {process.pid}")
@@ -247,11 +243,7 @@ def test_a_matching_process_killed_mid_import_fails_the_job_and_the_worker_goes_
 
     os.kill(children[0], signal.SIGKILL)  # as the kernel's out-of-memory killer would
 
-    def ended() -> dict | None:
-        body = client.get(f"/api/v1/jobs/{job.pk}").json()
-        return body if body["status"] != "running" else None
-
-    body = _wait_for(ended, ENDS_WITHIN, step=0.5)
+    body = _ended(client, job)
     assert body is not None, "the job still runs two minutes after a matcher process died"
     assert body["status"] == "failed"
     assert body["error"].startswith("A matching process stopped in the middle of the import")
@@ -565,3 +557,14 @@ def test_the_api_retries_a_failed_job_and_refuses_what_cannot_run_again(lead, se
         {"detail": "This job has finished; start a new one instead."},
     )
     assert (ended.status_code, ended.json()) == (409, {"detail": "This job has already finished."})
+
+
+def _ended(client, job: Job) -> dict | None:
+    """The job as the API shows it once it no longer runs; None if it still runs after
+    ENDS_WITHIN seconds."""
+
+    def ended() -> dict | None:
+        body = client.get(f"/api/v1/jobs/{job.pk}").json()
+        return body if body["status"] != "running" else None
+
+    return _wait_for(ended, ENDS_WITHIN, step=0.5)
