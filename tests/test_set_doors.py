@@ -164,7 +164,7 @@ def test_locked_criteria_through_the_api_need_a_reason_and_are_recorded_as_on_th
         url, {"max_wrong_citations": "on", "max_wrong_citations_limit": 3, "reason": REASON}
     )
     page_rows = _changes(locked)
-    # Back to version 1's criteria through the page, then the same change through the API.
+    # Back to version 1's criteria, then the same change through the API.
     services.criteria_update(
         audit_set=locked, criteria=[{"kind": "no_contradicted"}], by=lead, reason="back"
     )
