@@ -39,6 +39,8 @@ def _workspace_field(user) -> forms.ModelChoiceField:
 
 
 class AuditSetForm(forms.ModelForm):
+    """A new set's fields; services.set_create checks the name and the texts' lengths."""
+
     class Meta:
         model = AuditSet
         fields = ["workspace", "name", "description", "guidelines", "is_training"]
@@ -51,17 +53,14 @@ class AuditSetForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.fields["workspace"] = _workspace_field(user)
 
-    def clean(self) -> dict:
-        cleaned = super().clean()
-        workspace, name = cleaned.get("workspace"), cleaned.get("name")
-        if workspace and name and selectors.set_name_taken(workspace_id=workspace.pk, name=name):
-            self.add_error("name", "This workspace already has a set with this name.")
-        return cleaned
+    def validate_constraints(self) -> None:
+        # The name's uniqueness is the service's rule (services.set_create), said once.
+        pass
 
 
 class AuditSetEditForm(forms.ModelForm):
     """A set's name, description, training mode and guidelines, edited in the app; a change
-    of the guidelines needs a change note (services.set_update)."""
+    of the guidelines needs a change note (services.set_settings_update)."""
 
     change_note = forms.CharField(
         max_length=500,
@@ -78,15 +77,9 @@ class AuditSetEditForm(forms.ModelForm):
             "guidelines": forms.Textarea(attrs={"rows": 14}),
         }
 
-    def clean_name(self) -> str:
-        # The name is unique within the workspace, which this form does not show: said here,
-        # not left to the database's constraint.
-        name = self.cleaned_data["name"]
-        if selectors.set_name_taken(
-            workspace_id=self.instance.workspace_id, name=name, exclude_pk=self.instance.pk
-        ):
-            raise forms.ValidationError("This workspace already has a set with this name.")
-        return name
+    def validate_constraints(self) -> None:
+        # The name's uniqueness is the service's rule (services.set_settings_update).
+        pass
 
 
 class ImportForm(forms.Form):

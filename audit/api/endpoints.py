@@ -15,7 +15,6 @@ from enum import StrEnum
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils.cache import patch_cache_control
 from django.utils.http import content_disposition_header
@@ -89,8 +88,9 @@ class SettingsOut(Schema):
 
 
 class SettingsPatch(Schema):
-    """Only the fields given change. Comparison settings compare finished claims again;
-    criteria are validated and their change recorded, as on the criteria page."""
+    """Only the fields given change, through the pages' services: a guidelines change is a
+    new version with its note, criteria are validated and their change recorded, comparison
+    settings compare finished claims again (a big set's by a job)."""
 
     name: str | None = Field(None, min_length=1, max_length=200)
     description: str | None = Field(None, max_length=10000)
@@ -99,6 +99,8 @@ class SettingsPatch(Schema):
     auto_gold: bool | None = None
     evidence_jaccard_threshold: float | None = Field(None, ge=0, le=1)
     anonymous_adjudication: bool | None = None
+    # Required with a change of `guidelines`: kept with the new guidelines version.
+    guidelines_note: str | None = Field(None, max_length=500)
     criteria: list[dict[str, Any]] | None = None
     # Required with `criteria` once review has started: every decision shows it.
     criteria_reason: str | None = Field(None, max_length=2000)
@@ -196,23 +198,19 @@ def _lead_workspace(request: HttpRequest, slug: str) -> Workspace:
 @api.post("/sets", response={201: SetOut}, tags=["sets"], url_name="set-create")
 def set_create(request: HttpRequest, payload: SetIn) -> Status:
     access.require_lead(request)
-    name = payload.name.strip()
-    if not name:
-        raise HttpError(422, "Invalid request: body.name: the name is empty")
     workspace = _lead_workspace(request, payload.workspace)
-    if selectors.set_name_taken(workspace_id=workspace.pk, name=name):
-        raise HttpError(409, f"A set named “{name}” exists.")
     try:
-        with transaction.atomic():
-            audit_set = AuditSet.objects.create(
-                workspace=workspace,
-                name=name,
-                description=payload.description,
-                guidelines=payload.guidelines,
-                created_by=request.user,
-            )
-    except IntegrityError:
-        raise HttpError(409, f"A set named “{name}” exists.") from None
+        audit_set = services.set_create(
+            workspace=workspace,
+            name=payload.name,
+            description=payload.description,
+            guidelines=payload.guidelines,
+            by=request.user,
+        )
+    except services.SetNameTaken as taken:
+        raise HttpError(409, str(taken)) from None
+    except services.SetRefused as refusal:
+        raise HttpError(422, f"Invalid request: body.{refusal.field}: {refusal}") from None
     return Status(201, _set_out(audit_set))
 
 
@@ -227,53 +225,39 @@ def set_settings(request: HttpRequest, set_id: int) -> dict:
 
 
 @api.patch(
-    "/sets/{set_id}/settings", response=SettingsOut, tags=["sets"], url_name="set-settings-patch"
+    "/sets/{set_id}/settings",
+    response={200: SettingsOut, 202: JobOut},
+    tags=["sets"],
+    url_name="set-settings-patch",
 )
-def set_settings_patch(request: HttpRequest, set_id: int, payload: SettingsPatch) -> dict:
+def set_settings_patch(request: HttpRequest, set_id: int, payload: SettingsPatch) -> Status:
+    """Change the fields given, all or nothing. 202 with the job when comparing a big set's
+    claims again is queued (follow it at /jobs/{id}), else 200 with the settings."""
     audit_set = access.get_set_for_lead(request, set_id)
     given = payload.model_dump(exclude_unset=True)
     if any(value is None for value in given.values()):
         raise HttpError(422, "Invalid request: a field was given as null; leave it out instead.")
-    plain = {
-        k: given[k]
-        for k in ("name", "description", "guidelines", "allow_reviewer_split")
-        if k in given
-    }
-    if "name" in plain:
-        plain["name"] = plain["name"].strip()
-        if not plain["name"]:
-            raise HttpError(422, "Invalid request: body.name: the name is empty")
-        if selectors.set_name_taken(
-            workspace_id=audit_set.workspace_id, name=plain["name"], exclude_pk=audit_set.pk
-        ):
-            raise HttpError(409, f"A set named “{plain['name']}” exists.")
-    # Settings and criteria in one request: one decision.changed per system for the two.
-    with transaction.atomic(), services.decisions_watched(audit_set_id=audit_set.pk):
-        if plain:
-            for key, value in plain.items():
-                setattr(audit_set, key, value)
-            audit_set.save(update_fields=list(plain))
-        comparing = ("auto_gold", "evidence_jaccard_threshold", "anonymous_adjudication")
-        if any(key in given for key in comparing):
-            services.adjudication_settings_update(
-                audit_set=audit_set,
-                by=request.user,
-                **{key: given.get(key, getattr(audit_set, key)) for key in comparing},
-            )
-        if "criteria" in given:
-            try:
-                services.criteria_update(
-                    audit_set=audit_set,
-                    criteria=given["criteria"],
-                    by=request.user,
-                    reason=given.get("criteria_reason", ""),
-                )
-            except CriteriaReasonRequired as error:
-                raise HttpError(422, f"Invalid request: body.criteria_reason: {error}") from None
-            except (CriteriaError, TypeError, AttributeError) as error:
-                raise HttpError(422, f"Invalid criteria: {error}") from None
-    audit_set.refresh_from_db()
-    return _settings_out(audit_set)
+    note = given.pop("guidelines_note", None)
+    reason = given.pop("criteria_reason", None)
+    try:
+        change = services.set_settings_update(
+            audit_set=audit_set,
+            by=request.user,
+            changes=given,
+            guidelines_note=note,
+            criteria_reason=reason,
+        )
+    except services.SetNameTaken as taken:
+        raise HttpError(409, str(taken)) from None
+    except services.SetRefused as refusal:
+        raise HttpError(422, f"Invalid request: body.{refusal.field}: {refusal}") from None
+    except CriteriaReasonRequired as error:
+        raise HttpError(422, f"Invalid request: body.criteria_reason: {error}") from None
+    except CriteriaError as error:
+        raise HttpError(422, f"Invalid criteria: {error}") from None
+    if isinstance(change.comparison, Job):
+        return Status(202, _job_out(change.comparison))
+    return Status(200, _settings_out(audit_set))
 
 
 # ------------------------------------------------------------------------------- imports

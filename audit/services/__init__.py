@@ -1,9 +1,10 @@
 """Writes, by area: importing answer sets (`imports`), restoring a citeaudit export
-(`restore`), the matcher's checks (`checks`), review (`assignment`, `sheets`, `splits`, and
-what a judgment needs to be final, `validation`), acceptance criteria (`criteria`),
-adjudication (`adjudication`), machine verdicts (`verdicts`). Rows derived from claims
-(severity and unanimous gold, statuses, tallies, agreement and release facts) are written by
-`claims_changed` (`derived`) alone, and only it is exported here."""
+(`restore`), the matcher's checks (`checks`), a set's creation and settings (`sets`), review
+(`assignment`, `sheets`, `splits`, and what a judgment needs to be final, `validation`),
+acceptance criteria (`criteria`), adjudication (`adjudication`), machine verdicts
+(`verdicts`). Rows derived from claims (severity and unanimous gold, statuses, tallies,
+agreement and release facts) are written by `claims_changed` (`derived`) alone, and only it
+is exported here."""
 
 from audit.claims import plan_claims
 from audit.judgments import EvidenceRef
@@ -46,6 +47,14 @@ from audit.services.jobs import (
     job_verdicts_create,
     jobs_reap_stale,
 )
+from audit.services.sets import (
+    SetNameTaken,
+    SetRefused,
+    SettingsChange,
+    adjudication_settings_apply,
+    set_create,
+    set_settings_update,
+)
 from audit.services.sheets import (
     PAUSED,
     SheetData,
@@ -80,7 +89,11 @@ __all__ = [
     "StaleSheet",
     "VerdictImportSummary",
     "WebhookRefused",
+    "SetNameTaken",
+    "SetRefused",
+    "SettingsChange",
     "adjudication_save",
+    "adjudication_settings_apply",
     "adjudication_settings_update",
     "answer_content_hash",
     "answers_import",
@@ -113,6 +126,8 @@ __all__ = [
     "review_open",
     "reviewer_replace",
     "set_changed",
+    "set_create",
+    "set_settings_update",
     "set_update",
     "sheet_for",
     "sheet_has_work",

@@ -55,6 +55,16 @@ class StaleAdjudication(ReviewError):
 GoldData = JudgmentData
 
 
+def adjudication_settings_check(
+    *, audit_set: AuditSet, by: AbstractBaseUser, evidence_jaccard_threshold: float
+) -> None:
+    """Refuse a change of the adjudication settings before it is made or queued."""
+    if not leads(by, audit_set):
+        raise PermissionDenied("Only a lead can change adjudication settings.")
+    if not 0.0 <= evidence_jaccard_threshold <= 1.0:
+        raise ReviewError("The evidence threshold is a Jaccard index, between 0 and 1.")
+
+
 def adjudication_settings_update(
     *,
     audit_set: AuditSet,
@@ -70,10 +80,9 @@ def adjudication_settings_update(
     become unanimous gold when auto_gold is turned on. With progress (a job), claims are
     compared a part at a time and progress is called with each part's claims.
     """
-    if not leads(by, audit_set):
-        raise PermissionDenied("Only a lead can change adjudication settings.")
-    if not 0.0 <= evidence_jaccard_threshold <= 1.0:
-        raise ReviewError("The evidence threshold is a Jaccard index, between 0 and 1.")
+    adjudication_settings_check(
+        audit_set=audit_set, by=by, evidence_jaccard_threshold=evidence_jaccard_threshold
+    )
     with transaction.atomic():
         audit_set.auto_gold = auto_gold
         audit_set.evidence_jaccard_threshold = evidence_jaccard_threshold

@@ -27,6 +27,7 @@ from audit.services.disagreements import comparable_claim_ids
 from audit.services.imports import answers_import
 from audit.services.jobs import HEARTBEAT_THREAD, job_runner, progress_reporter, progress_total
 from audit.services.judges import judge_run_execute
+from audit.services.sets import SetNameTaken, set_create
 from audit.services.verdicts import verdicts_store
 
 # Answers between two reports of a rematch (one report per answer would be a cache write
@@ -49,11 +50,15 @@ def _import_run(job: Job) -> dict:
     with transaction.atomic():
         audit_set = job.audit_set
         if audit_set is None:
-            audit_set, _ = AuditSet.objects.get_or_create(
-                workspace=job.workspace,
-                name=params["new_set_name"],
-                defaults={"created_by": job.created_by},
-            )
+            # The set is made as every door makes one (its guidelines' first version, the
+            # name's rules); a job queued twice for one new name imports into the set the
+            # first made.
+            try:
+                audit_set = set_create(
+                    workspace=job.workspace, name=params["new_set_name"], by=job.created_by
+                )
+            except SetNameTaken as taken:
+                audit_set = AuditSet.objects.get(workspace=job.workspace, name=taken.name)
         summary = answers_import(
             audit_set=audit_set,
             parsed=parsed,

@@ -7,7 +7,6 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -20,7 +19,7 @@ from django_tables2 import RequestConfig
 from audit import judgments, selectors, services
 from audit.filters import AdjudicationQueueFilter
 from audit.forms import AdjudicationForm, AdjudicationSettingsForm
-from audit.models import Adjudication, AuditSheet, Claim, Passage, Severity
+from audit.models import Adjudication, AuditSheet, Claim, Job, Passage, Severity
 from audit.tables import AdjudicationQueueTable, sheet_letter
 from audit.views import access, calibration, display
 from audit.views.access import HtmxHttpRequest
@@ -43,23 +42,20 @@ def adjudication_settings(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     audit_set = access.get_set_for_lead(request, pk)
     form = AdjudicationSettingsForm(request.POST or None, instance=audit_set)
     if request.method == "POST" and form.is_valid():
-        chosen = {
-            "auto_gold": form.cleaned_data["auto_gold"],
-            "evidence_jaccard_threshold": form.cleaned_data["evidence_jaccard_threshold"],
-            "anonymous_adjudication": form.cleaned_data["anonymous_adjudication"],
-        }
-        if selectors.set_answer_count(audit_set=audit_set) > settings.WEB_DIRECT_MAX_ANSWERS:
-            # Too many claims to compare within a request: a job saves and compares.
-            job = services.job_recompare_create(audit_set=audit_set, user=request.user, **chosen)
-            messages.success(request, "The new settings apply when this job has compared.")
-            return redirect(job)
-        summary = services.adjudication_settings_update(
-            audit_set=audit_set, by=request.user, **chosen
+        result = services.adjudication_settings_apply(
+            audit_set=audit_set,
+            by=request.user,
+            auto_gold=form.cleaned_data["auto_gold"],
+            evidence_jaccard_threshold=form.cleaned_data["evidence_jaccard_threshold"],
+            anonymous_adjudication=form.cleaned_data["anonymous_adjudication"],
         )
+        if isinstance(result, Job):
+            messages.success(request, "The new settings apply when this job has compared.")
+            return redirect(result)
         messages.success(
             request,
-            f"Settings saved. Compared {summary.compared} finished claims again: "
-            f"{summary.unanimous} became unanimous gold.",
+            f"Settings saved. Compared {result.compared} finished claims again: "
+            f"{result.unanimous} became unanimous gold.",
         )
         return redirect("audit:adjudication-queue", audit_set.pk)
     return render(

@@ -39,18 +39,22 @@ def set_edit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     form = AuditSetEditForm(request.POST or None, instance=audit_set)
     if request.method == "POST" and form.is_valid():
         try:
-            version = services.set_update(
+            change = services.set_settings_update(
                 audit_set=audit_set,
                 by=request.user,
-                name=form.cleaned_data["name"],
-                description=form.cleaned_data["description"],
-                guidelines=form.cleaned_data["guidelines"],
-                is_training=form.cleaned_data["is_training"],
-                change_note=form.cleaned_data["change_note"],
+                changes={
+                    key: form.cleaned_data[key]
+                    for key in ("name", "description", "guidelines", "is_training")
+                },
+                guidelines_note=form.cleaned_data["change_note"],
             )
-        except services.ReviewError as error:
-            form.add_error("change_note", str(error))
+        except services.SetNameTaken:
+            form.add_error("name", "This workspace already has a set with this name.")
+        except services.SetRefused as refusal:
+            field = "change_note" if refusal.field == "guidelines_note" else refusal.field
+            form.add_error(field, str(refusal))
         else:
+            version = change.guidelines
             if version is None:
                 messages.success(request, "Saved.")
             else:

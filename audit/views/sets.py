@@ -120,12 +120,15 @@ def set_create(request: HtmxHttpRequest) -> HttpResponse:
     access.require_lead(request)
     form = AuditSetForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
-        audit_set = form.save(commit=False)
-        audit_set.created_by = request.user
-        audit_set.save()
-        services.guideline_version_current(audit_set=audit_set)
-        messages.success(request, f"Created set “{audit_set.name}”.")
-        return redirect(audit_set)
+        try:
+            audit_set = services.set_create(by=request.user, **form.cleaned_data)
+        except services.SetNameTaken:
+            form.add_error("name", "This workspace already has a set with this name.")
+        except services.SetRefused as refusal:
+            form.add_error(refusal.field, str(refusal))
+        else:
+            messages.success(request, f"Created set “{audit_set.name}”.")
+            return redirect(audit_set)
     return render(request, "audit/set_form.html", {"form": form})
 
 
