@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -47,6 +48,7 @@ from audit.models import (
     RaterLabel,
     ReviewStatus,
 )
+from audit.roles import leads
 from audit.services.jobs import JobCancelled, JobFailed, JobRefused, enqueue_job
 
 if TYPE_CHECKING:
@@ -120,9 +122,16 @@ def judge_refusal(judge: Judge) -> str:
     return ""
 
 
+def _must_lead(user, audit_set: AuditSet) -> None:
+    # Every door (page, API, command) passes through here: none may skip who may act.
+    if not leads(user, audit_set):
+        raise PermissionDenied("Only a lead of the set's workspace can manage its judges.")
+
+
 def judge_create(*, audit_set: AuditSet, fields: dict, template: str = "", user) -> Judge:
     """Set up a judge for a set, with its first version (the default template if none).
     Raises JudgeRefused for settings no judge may have."""
+    _must_lead(user, audit_set)
     judge_settings_check(base_url=fields["base_url"], api_key_env=fields.get("api_key_env", ""))
     with transaction.atomic():
         judge = Judge.objects.create(audit_set=audit_set, created_by=user, **fields)
@@ -133,6 +142,7 @@ def judge_create(*, audit_set: AuditSet, fields: dict, template: str = "", user)
 def judge_update(*, judge: Judge, fields: dict, template: str, user) -> JudgeVersion:
     """Save a judge's settings; a new template, model or temperature makes a new version.
     Returns the current version. Raises JudgeRefused for settings no judge may have."""
+    _must_lead(user, judge.audit_set)
     judge_settings_check(
         base_url=fields.get("base_url", judge.base_url),
         api_key_env=fields.get("api_key_env", judge.api_key_env),
@@ -181,6 +191,7 @@ def judge_threshold_set(*, judge: Judge, min_kappa: float, min_gold: int, user) 
     Raises JudgeError for fewer gold claims than the operator's floor
     (settings.JUDGE_MIN_GOLD_FLOOR), and after the first run for any change that is not a
     tightening: a threshold chosen after looking may only ask for more."""
+    _must_lead(user, judge.audit_set)
     floor = settings.JUDGE_MIN_GOLD_FLOOR
     if min_gold < floor:
         raise JudgeError(f"Ask for at least {floor} gold claims: fewer cannot show a judge agrees.")
@@ -249,6 +260,7 @@ def judge_run_start(*, judge: Judge, subset: str, system: str = "", user) -> Jud
     Refused until the lead has written the acceptance threshold: it must be written before
     any verdict can be looked at. The first run locks it (later edits are marked).
     """
+    _must_lead(user, judge.audit_set)
     if not judge.has_threshold:
         raise JudgeError("Write down the acceptance threshold before the first run.")
     if judge.min_gold < settings.JUDGE_MIN_GOLD_FLOOR:
@@ -284,6 +296,7 @@ def judge_run_start(*, judge: Judge, subset: str, system: str = "", user) -> Jud
 def judge_run_resume(*, run: JudgeRun, user) -> JudgeRun:
     """Queue a stopped run again: it asks only about claims without a verdict in this run
     (those that ended in an error are asked again)."""
+    _must_lead(user, run.judge.audit_set)
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().get(pk=run.pk)
         if run.job is not None and not run.job.finished:
@@ -607,6 +620,7 @@ def _store(run: JudgeRun, claim_id: int, outcome: Outcome) -> None:
 def judge_accept(*, version: JudgeVersion, user) -> JudgeAcceptance:
     """Accept a judge version for its set, if its calibration meets the written threshold;
     it replaces any version accepted before in the set."""
+    _must_lead(user, version.judge.audit_set)
     from audit.selectors.judges import judge_calibration
 
     judge = Judge.objects.get(pk=version.judge_id)  # the threshold as written now

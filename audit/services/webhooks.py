@@ -18,7 +18,7 @@ from http import HTTPStatus
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
 from django.tasks import task
@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from audit import egress
 from audit.models import AuditSet, Webhook, WebhookDelivery
+from audit.roles import leads
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class WebhookRefused(Exception):
 
 def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user) -> Webhook:
     """Register a URL for some events of a set, with a new secret of its own."""
+    _must_lead(user, audit_set)
     url = url.strip()
     not_web = WebhookRefused(
         f"“{url[:200]}” is not a web address: a webhook URL starts with http:// or https://."
@@ -69,9 +71,16 @@ def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user
     )
 
 
-def webhook_delete(*, webhook: Webhook) -> None:
+def webhook_delete(*, webhook: Webhook, user) -> None:
     """Remove a webhook and its delivery log; retries already queued find nothing to send."""
+    _must_lead(user, webhook.audit_set)
     webhook.delete()
+
+
+def _must_lead(user, audit_set: AuditSet) -> None:
+    # Every door (page, API, command) passes through here: none may skip who may act.
+    if not leads(user, audit_set):
+        raise PermissionDenied("Only a lead of the set's workspace can manage its webhooks.")
 
 
 def webhooks_listen(*, audit_set_id: int, event: str) -> bool:

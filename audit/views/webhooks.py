@@ -56,6 +56,6 @@ def set_webhooks(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 def webhook_delete(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     webhook = access.get_webhook_for_lead(request, pk)
     audit_set_id = webhook.audit_set_id
-    services.webhook_delete(webhook=webhook)
+    services.webhook_delete(webhook=webhook, user=request.user)
     messages.success(request, "Webhook removed.")
     return redirect("audit:set-webhooks", audit_set_id)
