@@ -1,5 +1,9 @@
 """Acceptance criteria a lead writes down before review, and the release decision they give
-for one system/run: pass or fail per criterion, with the claims that fail it."""
+for one system/run: pass or fail per criterion, with the claims that fail it.
+
+Each criterion's rule is its `passes(counts)`, on a system's release counts (stored tallies
+or the same sums over labels); `check(claims)` takes pass or fail from it and names the
+claims that fail."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from audit import judgments
-from audit.metrics import ClaimLabel, ReleaseCounts
+from audit.metrics import ClaimLabel, ReleaseCounts, label_counts
 
 
 class CriteriaError(ValueError):
@@ -47,6 +51,11 @@ def _join(words: Sequence[str]) -> str:
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _counted(claims: Sequence[ClaimLabel], counts: ReleaseCounts | None) -> ReleaseCounts:
+    # A criterion's pass or fail is its `passes` on counts, always: `check` only explains it.
+    return counts if counts is not None else label_counts(claims)
 
 
 @dataclass(frozen=True)
@@ -103,7 +112,9 @@ class NoContradicted:
     def passes(self, counts: ReleaseCounts) -> bool:
         return counts.contradicted_in(self.topics) == 0
 
-    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+    def check(
+        self, claims: Sequence[ClaimLabel], counts: ReleaseCounts | None = None
+    ) -> CriterionResult:
         # Every claim counts, worthy or not: a source that says otherwise is a finding either way.
         failing = tuple(
             c.claim_id
@@ -111,12 +122,13 @@ class NoContradicted:
             if self.applies_to(c) and c.judgment == judgments.CONTRADICTED
         )
         where = f" in answers tagged {_join(sorted(self.topics))}" if self.topics else ""
+        passed = self.passes(_counted(claims, counts))
         if failing:
             detail = f"{_plural(len(failing), 'contradicted claim')}{where}."
         else:
             checked = sum(self.applies_to(c) for c in claims)
             detail = f"No contradicted claim among {_plural(checked, 'claim')}{where}."
-        return CriterionResult(self, not failing, detail, failing)
+        return CriterionResult(self, passed, detail, failing)
 
 
 @dataclass(frozen=True)
@@ -143,7 +155,9 @@ class NumbersGrounded:
         )
         return failing == 0
 
-    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+    def check(
+        self, claims: Sequence[ClaimLabel], counts: ReleaseCounts | None = None
+    ) -> CriterionResult:
         # A claim marked not verification-worthy has nothing a reader would check, so a phone
         # number in a closing line does not hold back a release. A claim whose number check
         # a lead overrode on its gold record passes, and the detail says how many did.
@@ -167,7 +181,7 @@ class NumbersGrounded:
         if overridden:
             detail += f" Number check overridden by a lead for {_plural(overridden, 'claim')}."
         failing = tuple(c.claim_id for c in failing_claims)
-        return CriterionResult(self, not failing, detail, failing)
+        return CriterionResult(self, self.passes(_counted(claims, counts)), detail, failing)
 
 
 @dataclass(frozen=True)
@@ -196,18 +210,20 @@ class MinSupportedShare:
         return {"kind": self.kind, "percent": self.percent}
 
     def passes(self, counts: ReleaseCounts) -> bool:
+        # Compared in whole numbers so 4 of 5 meets 80% exactly, with no float rounding.
         return counts.verifiable > 0 and counts.supported * 100 >= self.percent * counts.verifiable
 
-    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+    def check(
+        self, claims: Sequence[ClaimLabel], counts: ReleaseCounts | None = None
+    ) -> CriterionResult:
         # Claims whose source nobody could read are counted apart, in neither number.
         worthy = [c for c in claims if c.verifiable]
         supported = sum(c.fully_supported for c in worthy)
         failing = tuple(c.claim_id for c in worthy if not c.fully_supported)
+        passed = self.passes(_counted(claims, counts))
         if not worthy:
             # Nothing shows the share is met, and a release gate should not pass on silence.
-            return CriterionResult(self, False, "No verification-worthy claim to measure.", ())
-        # Compared in whole numbers so 4 of 5 meets 80% exactly, with no float rounding.
-        passed = supported * 100 >= self.percent * len(worthy)
+            return CriterionResult(self, passed, "No verification-worthy claim to measure.", ())
         share = _percent(supported / len(worthy))
         comparison = "at least" if passed else "below"
         detail = (
@@ -232,13 +248,15 @@ class UncitedOnlyIfNotWorthy:
     def passes(self, counts: ReleaseCounts) -> bool:
         return counts.uncited_worthy == 0
 
-    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+    def check(
+        self, claims: Sequence[ClaimLabel], counts: ReleaseCounts | None = None
+    ) -> CriterionResult:
         failing = tuple(c.claim_id for c in claims if c.uncited and c.verification_worthy)
         if failing:
             detail = f"{_plural(len(failing), 'uncited claim')} marked verification-worthy."
         else:
             detail = "Every uncited claim is marked not verification-worthy."
-        return CriterionResult(self, not failing, detail, failing)
+        return CriterionResult(self, self.passes(_counted(claims, counts)), detail, failing)
 
 
 @dataclass(frozen=True)
@@ -261,9 +279,11 @@ class MaxWrongCitations:
     def passes(self, counts: ReleaseCounts) -> bool:
         return counts.wrong_citations <= self.limit
 
-    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+    def check(
+        self, claims: Sequence[ClaimLabel], counts: ReleaseCounts | None = None
+    ) -> CriterionResult:
         wrong = tuple(c.claim_id for c in claims if c.is_wrong_citation)
-        passed = len(wrong) <= self.limit
+        passed = self.passes(_counted(claims, counts))
         detail = f"{_plural(len(wrong), 'wrong citation')}, at most {self.limit} allowed."
         return CriterionResult(self, passed, detail, () if passed else wrong)
 
@@ -287,7 +307,9 @@ class AnsweringClaimsBacked:
     def passes(self, counts: ReleaseCounts) -> bool:
         return counts.fail_the_question == 0
 
-    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+    def check(
+        self, claims: Sequence[ClaimLabel], counts: ReleaseCounts | None = None
+    ) -> CriterionResult:
         failing = [c for c in claims if c.fails_the_question]
         marked = sum(c.answers_question for c in claims)
         if failing:
@@ -302,7 +324,7 @@ class AnsweringClaimsBacked:
             detail = "No claim is marked as answering the question."
         return CriterionResult(
             self,
-            not failing,
+            self.passes(_counted(claims, counts)),
             detail,
             tuple(c.claim_id for c in failing),
             tuple((c.claim_id, _why(c, c.unsupported)) for c in failing),
@@ -325,7 +347,9 @@ class NoUnsupportedNumbers:
     def passes(self, counts: ReleaseCounts) -> bool:
         return counts.unsupported_numbers == 0
 
-    def check(self, claims: Sequence[ClaimLabel]) -> CriterionResult:
+    def check(
+        self, claims: Sequence[ClaimLabel], counts: ReleaseCounts | None = None
+    ) -> CriterionResult:
         failing = [c for c in claims if c.verification_worthy and c.unsupported_numbers]
         if failing:
             detail = f"{_plural(len(failing), 'claim')} with a number or date marked unsupported."
@@ -333,7 +357,7 @@ class NoUnsupportedNumbers:
             detail = "No number or date is marked unsupported."
         return CriterionResult(
             self,
-            not failing,
+            self.passes(_counted(claims, counts)),
             detail,
             tuple(c.claim_id for c in failing),
             tuple((c.claim_id, _why(c, c.unsupported_numbers)) for c in failing),
@@ -441,10 +465,16 @@ def decision_badge(decision: Decision | Outcome | None) -> str:
 
 
 def evaluate(
-    criteria: Iterable[Criterion], claims: Iterable[ClaimLabel], *, system: str | None = None
+    criteria: Iterable[Criterion],
+    claims: Iterable[ClaimLabel],
+    *,
+    system: str | None = None,
+    counts: ReleaseCounts | None = None,
 ) -> Decision:
     """Decide one system/run. `claims` must all come from it; `system` names it when there
-    are no claims to take the name from."""
+    are no claims to take the name from. Pass or fail, of each criterion and of the whole,
+    is `decide_counts` on `counts` (the stored tallies of these claims), or without them on
+    the claims' own counts; the claims only say which of them fail and why."""
     claims = list(claims)
     systems = {claim.system for claim in claims}
     if system is not None:
@@ -453,26 +483,30 @@ def evaluate(
         raise ValueError(
             f"claims of several systems ({', '.join(sorted(systems))}); use evaluate_by_system"
         )
-    results = tuple(criterion.check(claims) for criterion in criteria)
+    criteria = tuple(criteria)
+    if counts is None:
+        counts = label_counts(claims)
+    outcome = decide_counts(criteria, counts)
     return Decision(
         system=systems.pop() if systems else "",
-        passed=all(result.passed for result in results),
-        provisional=any(claim.provisional for claim in claims),
-        results=results,
+        passed=outcome.passed,
+        provisional=outcome.provisional,
+        results=tuple(criterion.check(claims, counts) for criterion in criteria),
     )
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """Pass or fail and whether it is provisional, without the per-criterion details: what
-    the set page shows, decided from counts (see `decide_counts`)."""
+    """Pass or fail and whether it is provisional, without the per-criterion details: the
+    release decision of a system, decided from counts (see `decide_counts`)."""
 
     passed: bool
     provisional: bool
 
 
 def decide_counts(criteria: Iterable[Criterion], counts: ReleaseCounts) -> Outcome:
-    """The same pass or fail as `evaluate` on the claims these counts sum up."""
+    """The release decision: every criterion's `passes` on the counts. The one rule that
+    decides; `evaluate` uses it too."""
     return Outcome(
         passed=all(criterion.passes(counts) for criterion in criteria),
         provisional=counts.provisional,

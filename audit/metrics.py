@@ -419,6 +419,11 @@ def release_counts(flags: Iterable[ReleaseFlags]) -> ReleaseCounts:
     return release_counts_weighted((f, 1) for f in flags)
 
 
+def label_counts(labels: Iterable[ClaimLabel]) -> ReleaseCounts:
+    """release_counts of these claims' flags: what the stored tallies hold for them."""
+    return release_counts(release_flags(label) for label in labels)
+
+
 def release_counts_weighted(groups: Iterable[tuple[ReleaseFlags, int]]) -> ReleaseCounts:
     """release_counts of `n` claims for each `(flags, n)`: from the database's GROUP BY."""
     sums = dict.fromkeys(_COUNT_FIELDS, 0)

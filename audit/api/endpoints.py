@@ -36,7 +36,6 @@ from audit.selectors import api as api_selectors
 from audit.selectors import dashboard
 from audit.services.exports import EXPORT_FORMATS, export_stream
 from audit.views import access
-from audit.views.reports import release_overview
 
 from .base import MAX_LIMIT, api, cursor_page
 
@@ -629,11 +628,11 @@ def agreement(request: HttpRequest, set_id: int, system: str = "") -> dict:
 def report(request: HttpRequest, set_id: int) -> dict:
     """The release report per system: metrics and the decision, as on the report page."""
     audit_set = access.get_set_for_lead(request, set_id)
-    overview = release_overview(audit_set, viewer=request.user)
+    overview = selectors.release_overview(audit_set=audit_set, viewer=request.user)
     return {
         "criteria": [criterion.describe() for criterion in overview.criteria],
         "criteria_error": overview.criteria_error,
-        **selectors.criteria_provenance(audit_set=audit_set).as_dict(),
+        **overview.provenance.as_dict(),
         "overall": _plain(overview.overall),
         "systems": [
             {

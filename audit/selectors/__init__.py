@@ -41,7 +41,20 @@ from audit.selectors.calibration import (
     set_controls,
     training_gold,
 )
-from audit.selectors.decision import decision_report, set_criteria, system_decision
+from audit.selectors.decision import (
+    Overview,
+    ReleaseDecision,
+    ReleaseSummary,
+    SystemDecision,
+    decision_report,
+    overview_claims_named,
+    release_decision,
+    release_outcomes,
+    release_overview,
+    release_summary,
+    set_criteria,
+    system_decision,
+)
 from audit.selectors.discussion import Thread, claim_thread, may_discuss
 from audit.selectors.jobs import (
     JobProgress,
@@ -64,7 +77,6 @@ from audit.selectors.release import (
     criteria_provenance,
     number_overrides,
     release_counts_by_system,
-    release_outcomes,
     run_claims,
     run_question_ids,
     set_runs,
@@ -198,4 +210,12 @@ __all__ = [
     "set_criteria",
     "system_decision",
     "decision_report",
+    "Overview",
+    "ReleaseDecision",
+    "ReleaseSummary",
+    "SystemDecision",
+    "overview_claims_named",
+    "release_decision",
+    "release_overview",
+    "release_summary",
 ]

@@ -17,7 +17,6 @@ from django.db.models.functions import Left
 
 from audit import judgments
 from audit.comparison import RunClaim
-from audit.criteria import CriteriaError, criteria_from_dicts, decide_counts
 from audit.metrics import (
     RELEASE_FLAGS,
     ClaimLabel,
@@ -344,25 +343,6 @@ def release_counts_by_system(*, audit_set: AuditSet) -> dict[str, ReleaseCounts]
     ):
         groups[row["system"]].append((ReleaseFlags.from_row(row), row["claims"]))
     return {system: release_counts_weighted(groups[system]) for system in sorted(groups)}
-
-
-def release_outcomes(*, audit_set_id: int) -> dict[str, str]:
-    """Each system's release decision as one word (pass, fail, provisional-pass,
-    provisional-fail), from the stored tallies and the set's criteria; none without
-    criteria. What a "decision changed" webhook compares before and after a change."""
-    stored = AuditSet.objects.filter(pk=audit_set_id).values_list("criteria", flat=True).first()
-    try:
-        criteria = criteria_from_dicts(stored or [])
-    except CriteriaError:
-        return {}
-    if not criteria:
-        return {}
-    words = {}
-    for system, counts in release_counts_by_system(audit_set=audit_set_id).items():
-        outcome = decide_counts(criteria, counts)
-        word = "pass" if outcome.passed else "fail"
-        words[system] = f"provisional-{word}" if outcome.provisional else word
-    return words
 
 
 def run_question_ids(*, audit_set: AuditSet, run: str) -> set[str]:

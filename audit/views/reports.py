@@ -3,8 +3,6 @@ per system), the claims behind a failed criterion, the criteria editor and run c
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -20,25 +18,13 @@ from audit.criteria import (
     CriteriaError,
     CriteriaReasonRequired,
     Criterion,
-    CriterionResult,
-    Decision,
-    Outcome,
     criteria_from_dicts,
-    decide_counts,
-    decision_badge,
-    evaluate,
 )
 from audit.forms import CompareForm, CriteriaForm
 from audit.metrics import (
     JudgmentCounts,
-    MetricSummary,
-    ReleaseCounts,
-    judgment_distribution,
-    release_counts,
-    release_flags,
-    summarize,
 )
-from audit.models import AuditSet, Claim
+from audit.models import AuditSet
 from audit.selectors import judges as judge_selectors
 from audit.tables import sheet_letter
 from audit.views import access
@@ -84,156 +70,9 @@ def _history(audit_set: AuditSet) -> list[dict]:
     ]
 
 
-@dataclass
-class SystemRelease:
-    system: str
-    # Full metrics on the report; the counts behind the share and the decision on the set page.
-    summary: MetricSummary | ReleaseCounts
-    decision: Decision | Outcome | None
-    badge: str = field(init=False)  # "pass", "fail", "provisional" or "none"
-    # The report's results with their failing claims named (set by the report's view).
-    explained: list[Explained] = field(init=False, default_factory=list)
-    # The same system with the accepted judge filling its unjudged claims, if one is accepted.
-    judged: JudgedRelease | None = field(init=False, default=None)
-
-    def __post_init__(self) -> None:
-        self.badge = decision_badge(self.decision)
-
-
-@dataclass
-class Overview:
-    systems: list[SystemRelease]
-    overall: MetricSummary
-    answers: dict[int, MetricSummary]
-    distribution: dict[str, JudgmentCounts]
-    criteria: tuple[Criterion, ...]
-    criteria_error: str
-    # Claims judged source inaccessible, in queue order: a lead replaces their passages.
-    inaccessible_ids: list[int] = field(default_factory=list)
-    # The same systems with an accepted judge's verdicts standing for the claims no human
-    # judged (empty without one): shown beside the figures above, never in their place.
-    with_judge: list[JudgedRelease] = field(default_factory=list)
-
-
-@dataclass
-class JudgedRelease(SystemRelease):
-    """A system's figures and decision with the accepted judge filling its unjudged claims."""
-
-    filled: int = 0  # claims of the system the judge's verdict stands for
-    filled_ids: frozenset[int] = frozenset()  # which (all systems'), to mark them by name
-
-
-@dataclass(frozen=True)
-class Explained:
-    """A criterion's result with its failing claims named: claim, answer and reason."""
-
-    result: CriterionResult
-    claims: list[tuple[Claim, str]]
-
-
-# How many failing claims a report names under a criterion; the link lists them all.
-NAMED = 10
-
-
-def named_claims(result: CriterionResult, *, every_failing: bool = False) -> list[tuple[int, str]]:
-    """(claim, reason) of the claims a report names under a criterion, up to NAMED: those
-    with a reason; with `every_failing`, every failing claim, reason or not (under the
-    judge's decision a lead must see which claims carry the judge's verdict)."""
-    if not every_failing:
-        return list(result.reasons[:NAMED])
-    reasons = dict(result.reasons)
-    return [(pk, reasons.get(pk, "")) for pk in result.failing_claim_ids[:NAMED]]
-
-
-def explained(
-    decision: Decision, names: dict[int, Claim], *, every_failing: bool = False
-) -> list[Explained]:
-    return [
-        Explained(
-            result,
-            [
-                (names[pk], reason)
-                for pk, reason in named_claims(result, every_failing=every_failing)
-                if pk in names
-            ],
-        )
-        for result in decision.results
-    ]
-
-
-@dataclass(frozen=True)
-class ReleaseSummary:
-    """What the set page shows: per system the supported share and pass or fail."""
-
-    systems: list[SystemRelease]
-    overall: ReleaseCounts
-
-
-def release_summary(audit_set: AuditSet, viewer=None) -> ReleaseSummary:
-    """The set page's release summary, summed from the stored release facts: one GROUP BY
-    whatever the size of the set, and never stale, since every change rewrites its facts in
-    its own transaction (services.claims_changed). A viewer who still reviews claims of the
-    set gets it from the labels instead, with those claims unjudged (see blind_claims)."""
-    if viewer is not None and selectors.blind_claim_ids(user=viewer, audit_set=audit_set):
-        flags: dict[str, list] = {}
-        for label in selectors.claim_labels(audit_set=audit_set, viewer=viewer):
-            flags.setdefault(label.system, []).append(release_flags(label))
-        counts = {system: release_counts(flags[system]) for system in sorted(flags)}
-    else:
-        counts = selectors.release_counts_by_system(audit_set=audit_set)
-    criteria, _error = _criteria(audit_set)
-    return ReleaseSummary(
-        systems=[
-            SystemRelease(system, summary, decide_counts(criteria, summary) if criteria else None)
-            for system, summary in counts.items()
-        ],
-        overall=sum(counts.values(), ReleaseCounts()),
-    )
-
-
-def release_overview(audit_set: AuditSet, viewer=None) -> Overview:
-    """Metrics and release decisions of every system of the set, from gold or provisional
-    labels; claims the viewer still reviews count as unjudged (see blind_claims). With an
-    accepted judge, the same again with its verdicts on the claims no human judged."""
-    labels = selectors.claim_labels(audit_set=audit_set, viewer=viewer)
-    metrics = summarize(labels)
-    criteria, error = _criteria(audit_set)
-    systems = [
-        SystemRelease(system, summary, _decide(criteria, labels, system))
-        for system, summary in metrics.systems.items()
-    ]
-    with_judge = []
-    fill = judge_selectors.judge_filled_labels(audit_set=audit_set, labels=labels, viewer=viewer)
-    if fill is not None:
-        filled = Counter(c.system for c in fill.labels if c.claim_id in fill.filled)
-        for system, summary in summarize(fill.labels).systems.items():
-            judged = JudgedRelease(
-                system,
-                summary,
-                _decide(criteria, fill.labels, system),
-                filled=filled[system],
-                filled_ids=fill.filled,
-            )
-            with_judge.append(judged)
-        by_system = {judged.system: judged for judged in with_judge}
-        for release in systems:
-            release.judged = by_system.get(release.system)
-    return Overview(
-        systems=systems,
-        overall=metrics.overall,
-        answers=metrics.answers,
-        distribution=judgment_distribution(labels),
-        criteria=criteria,
-        criteria_error=error,
-        inaccessible_ids=[c.claim_id for c in labels if c.inaccessible],
-        with_judge=with_judge,
-    )
-
-
-def _decide(criteria: tuple[Criterion, ...], labels: list, system: str) -> Decision | None:
-    if not criteria:
-        return None
-    return evaluate(criteria, [c for c in labels if c.system == system], system=system)
+def release_summary(audit_set: AuditSet, viewer=None) -> selectors.ReleaseSummary:
+    """The set page's release summary (selectors.release_summary), for audit/views/sets.py."""
+    return selectors.release_summary(audit_set=audit_set, viewer=viewer)
 
 
 def judgment_bars(distribution: dict[str, JudgmentCounts]) -> dict:
@@ -287,27 +126,10 @@ def judgment_bars(distribution: dict[str, JudgmentCounts]) -> dict:
 @login_required
 def set_report(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = access.get_set_for_lead(request, pk)
-    overview = release_overview(audit_set, viewer=request.user)
+    overview = selectors.release_overview(audit_set=audit_set, viewer=request.user)
     page = Paginator(list(overview.answers.values()), PER_PAGE).get_page(request.GET.get("page"))
     names = selectors.answer_names(ids=[summary.key for summary in page.object_list])
-    # The judge's decisions name every failing claim, to tag those carrying its verdict.
-    releases = [(release, False) for release in overview.systems] + [
-        (judged, True) for judged in overview.with_judge
-    ]
-    named = {
-        pk
-        for release, every_failing in releases
-        if release.decision
-        for result in release.decision.results
-        for pk, _ in named_claims(result, every_failing=every_failing)
-    }
-    claim_names = selectors.claim_names(ids=[*named, *overview.inaccessible_ids[:PER_PAGE]])
-    for release, every_failing in releases:
-        if release.decision:
-            release.explained = explained(
-                release.decision, claim_names, every_failing=every_failing
-            )
-    inaccessible = [claim_names[pk] for pk in overview.inaccessible_ids[:PER_PAGE]]
+    inaccessible = selectors.overview_claims_named(overview=overview, inaccessible=PER_PAGE)
     answer_rows = [(names.get(summary.key), summary) for summary in page.object_list]
     changes = _history(audit_set)
     return render(
@@ -323,7 +145,7 @@ def set_report(request: HttpRequest, pk: int) -> HttpResponse:
             "changes": changes,
             "changed_after_lock": any(item["change"].after_lock for item in changes),
             "locked_since": selectors.criteria_locked_since(audit_set=audit_set),
-            "criteria_provenance": selectors.criteria_provenance(audit_set=audit_set),
+            "criteria_provenance": overview.provenance,
             "overrides": selectors.number_overrides(audit_set=audit_set),
             "inaccessible": inaccessible,
             "provenance": judge_selectors.release_provenance(audit_set=audit_set),
@@ -340,15 +162,14 @@ def set_report_claims(request: HttpRequest, pk: int) -> HttpResponse:
     system = request.GET.get("system", "")
     if system not in selectors.set_systems(audit_set=audit_set):
         raise Http404("No such system in this set.")
-    criteria, _error = _criteria(audit_set)
+    decision = selectors.system_decision(audit_set=audit_set, system=system, viewer=request.user)
     try:
-        criterion = criteria[int(request.GET.get("criterion", "")) - 1]
+        number = int(request.GET.get("criterion", ""))
+        if decision is None or number < 1:
+            raise IndexError(number)
+        result = decision.results[number - 1]
     except (ValueError, IndexError):
         raise Http404("No such criterion.") from None
-    labels = selectors.claim_labels(
-        audit_set=audit_set, run=f"system:{system}", viewer=request.user
-    )
-    result = criterion.check(labels)
     page = Paginator(list(result.failing_claim_ids), PER_PAGE).get_page(request.GET.get("page"))
     rows = selectors.claims_by_ids(ids=list(page.object_list), viewer=request.user)
     anonymous = audit_set.anonymous_adjudication

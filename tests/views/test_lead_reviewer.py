@@ -8,9 +8,10 @@ import json
 import pytest
 from django.urls import reverse
 
-from audit import services
+from audit import selectors, services
 from audit.models import Claim
 from audit.services import EvidenceRef, SheetData
+from tests.conftest import api_client
 from tests.factories import UserFactory, claim_at
 
 pytestmark = pytest.mark.django_db
@@ -199,3 +200,30 @@ def test_progress_page_hides_other_reviewers_flags_on_a_claim_the_lead_reviews(
     assert comments(lead) == sorted(
         [f"flag {claims['blind'].pk}", f"flag {claims['judged'].pk}", "my own flag"]
     )
+
+
+def test_every_door_decides_for_a_lead_who_reviews_without_the_claim_they_review(
+    client_for, claims, lena, lead
+):
+    audit_set = claims["blind"].answer.audit_set
+    system = claims["blind"].answer.system
+
+    def doors(user) -> list[tuple]:
+        client, api = client_for(user), api_client(user)
+        summary = client.get(reverse("audit:set-detail", args=[audit_set.pk])).context["release"]
+        overview = client.get(reverse("audit:set-report", args=[audit_set.pk])).context["overview"]
+        decision = api.get(f"/api/v1/sets/{audit_set.pk}/decision", {"system": system}).json()
+        report = api.get(f"/api/v1/sets/{audit_set.pk}/report").json()
+        on_page = [r for r in [*summary.systems, *overview.systems] if r.system == system]
+        return [
+            *((r.badge, r.decision.passed) for r in on_page),
+            (decision["decision"], decision["passed"]),
+            *((r["decision"],) for r in report["systems"] if r["system"] == system),
+        ]
+
+    # The lead who does not review sees A's and B's agreed "contradicted"; Lena, who still
+    # reviews that claim, decides as if nobody had judged it, on every door alike.
+    assert doors(lead) == [("provisional", False)] * 3 + [("provisional",)]
+    assert doors(lena) == [("provisional", True)] * 3 + [("provisional",)]
+    # The gate and the webhook see everything, as the lead who does not review does.
+    assert selectors.release_outcomes(audit_set_id=audit_set.pk)[system] == "provisional-fail"
