@@ -70,11 +70,6 @@ def _history(audit_set: AuditSet) -> list[dict]:
     ]
 
 
-def release_summary(audit_set: AuditSet, viewer=None) -> selectors.ReleaseSummary:
-    """The set page's release summary (selectors.release_summary), for audit/views/sets.py."""
-    return selectors.release_summary(audit_set=audit_set, viewer=viewer)
-
-
 def judgment_bars(distribution: dict[str, JudgmentCounts]) -> dict:
     """Geometry of the stacked bars, one per system; every bar is scaled to the longest, so
     lengths compare claim counts."""

@@ -21,7 +21,6 @@ from audit.roles import leads
 from audit.tables import AnswerTable, AuditSetTable
 from audit.views import access
 from audit.views.access import HtmxHttpRequest
-from audit.views.reports import release_summary
 
 PER_PAGE = 50
 
@@ -69,7 +68,7 @@ def set_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             and selectors.set_answer_count(audit_set=audit_set) > settings.WEB_DIRECT_MAX_ANSWERS,
             # An htmx filter request swaps only the table: no need to compute the metrics.
             "release": (
-                release_summary(audit_set, viewer=request.user)
+                selectors.release_summary(audit_set=audit_set, viewer=request.user)
                 if leads(request.user, audit_set) and not access.wants_partial(request)
                 else None
             ),
