@@ -1,0 +1,502 @@
+"""Client: every endpoint of Citeaudit's /api/v1/ as a method, with retries on a busy
+server, the errors as exceptions, and lists paged and files streamed for the caller."""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import io
+import json
+import os
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, TextIO, overload
+
+import httpx2
+
+from citeaudit_client.errors import (
+    ConnectionFailed,
+    NotFound,
+    WaitTimeout,
+    error_from_response,
+)
+from citeaudit_client.jobs import Job, ProgressBar
+
+__version__ = "0.1.0"
+
+# The gate's exit codes, as audit/gate.py and `manage.py gate` give them.
+PASS, FAIL, PROVISIONAL, ERROR = 0, 1, 2, 3
+EXIT_CODES = {"pass": PASS, "fail": FAIL, "provisional": PROVISIONAL}
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+# 429 and 503 say the server did not act on the request, so any method is sent again; after
+# a 502 or 504 a proxy may have passed it on, so only a read is.
+RETRY_ANY_METHOD = frozenset({429, 503})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# A request that never left (no connection) is safe to send again whatever its method.
+NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)
+RETRY_ERRORS = (httpx2.NetworkError, httpx2.TimeoutException, httpx2.RemoteProtocolError)
+# The longest pause between tries, whatever a Retry-After asks.
+MAX_PAUSE = 120.0
+PAGE_SIZE = 100
+
+# What push and verdicts_push send: a path, the bytes of a file, an open binary file, or
+# records (dicts) written as JSON Lines.
+FileInput = str | os.PathLike[str] | bytes | bytearray | IO[bytes] | Iterable[Mapping[str, Any]]
+SetRef = int | str
+Progress = Callable[[int, int], object] | bool | None
+
+
+class _Upload:
+    """A file to send as the multipart field `file`, opened afresh for each try."""
+
+    def __init__(self, file: FileInput, default_name: str) -> None:
+        self.path: Path | None = None
+        self.data: bytes | None = None
+        self.stream: IO[bytes] | None = None
+        if isinstance(file, (str, os.PathLike)):
+            self.path = Path(file)
+            self.name = self.path.name
+        elif isinstance(file, (bytes, bytearray)):
+            self.data = bytes(file)
+            self.name = default_name
+        elif hasattr(file, "read"):
+            self.stream = file  # type: ignore[assignment]
+            self.name = Path(str(getattr(file, "name", "") or default_name)).name
+            self.start = self.stream.tell() if self.stream.seekable() else None
+        else:
+            lines = (json.dumps(dict(record), ensure_ascii=False) + "\n" for record in file)
+            self.data = "".join(lines).encode()
+            self.name = default_name
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[dict[str, tuple[str, IO[bytes]]]]:
+        if self.path is not None:
+            with self.path.open("rb") as handle:
+                yield {"file": (self.name, handle)}
+        elif self.stream is not None:
+            if self.start is not None:
+                self.stream.seek(self.start)
+            yield {"file": (self.name, self.stream)}
+        else:
+            yield {"file": (self.name, io.BytesIO(self.data or b""))}
+
+    @property
+    def retryable(self) -> bool:
+        # An unseekable stream is spent after one try.
+        return self.stream is None or self.start is not None
+
+
+class Client:
+    """Citeaudit's HTTP API for scripts and CI.
+
+    `url` is the server's address (`https://citeaudit.example.org`), `token` an API token
+    (`cit_…`). A request answered 429, 502, 503 or 504, or that met a connection error, is
+    tried again up to `retries` times, after the server's Retry-After or a growing pause;
+    `timeout` bounds each request in seconds. Use it in a `with` block, or call close().
+
+    Sets are named by id or by name (`set=3` or `set="Nightly"`) everywhere. Lists are
+    iterators that fetch the next page as they are consumed. Failures raise CiteauditError
+    subclasses (citeaudit_client.errors).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = 30.0,
+        retries: int = 3,
+        transport: httpx2.BaseTransport | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.retries = retries
+        self._http = httpx2.Client(
+            base_url=f"{self.url}/api/v1/",
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json",
+                "User-Agent": f"citeaudit-client/{__version__}",
+            },
+            timeout=timeout,
+            transport=transport,
+            follow_redirects=False,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------- requests
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        data: Mapping[str, str] | None = None,
+        upload: _Upload | None = None,
+        stream: bool = False,
+    ) -> httpx2.Response:
+        """One call, tried again while the server is busy or unreachable; any answer but a
+        2xx raises. A `stream` response is the caller's to close."""
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        attempt = 0
+        while True:
+            last = attempt >= self.retries or (upload is not None and not upload.retryable)
+            try:
+                with contextlib.ExitStack() as stack:
+                    files = stack.enter_context(upload.open()) if upload else None
+                    request = self._http.build_request(
+                        method, path, params=query, json=json, data=data, files=files
+                    )
+                    response = self._http.send(request, stream=stream)
+            except httpx2.TransportError as error:
+                retry = isinstance(error, NOT_SENT) or (
+                    method in SAFE_METHODS and isinstance(error, RETRY_ERRORS)
+                )
+                if retry and not last:
+                    time.sleep(self._pause(attempt, None))
+                    attempt += 1
+                    continue
+                sent = "" if isinstance(error, NOT_SENT) else " (the server may have acted on it)"
+                raise ConnectionFailed(
+                    f"{method} {self.url}/api/v1/{path}: {error or type(error).__name__}{sent}"
+                ) from error
+            status = response.status_code
+            if (
+                status in RETRY_STATUSES
+                and not last
+                and (method in SAFE_METHODS or status in RETRY_ANY_METHOD)
+            ):
+                pause = self._pause(attempt, response.headers.get("Retry-After"))
+                response.close()
+                time.sleep(pause)
+                attempt += 1
+                continue
+            if not response.is_success:
+                try:
+                    raise error_from_response(response)
+                finally:
+                    response.close()
+            return response
+
+    @staticmethod
+    def _pause(attempt: int, retry_after: str | None) -> float:
+        """The server's Retry-After (seconds or an HTTP date) if it sent one, else 0.5 s
+        doubling with each try, with some jitter so that many clients do not return together."""
+        if retry_after:
+            wait: float | None = None
+            try:
+                wait = float(retry_after)
+            except ValueError:
+                with contextlib.suppress(TypeError, ValueError, IndexError):
+                    when = email.utils.parsedate_to_datetime(retry_after)
+                    wait = (when - datetime.now(UTC)).total_seconds()
+            if wait is not None:
+                return min(max(wait, 0.0), MAX_PAUSE)
+        return min(0.5 * 2**attempt, 30.0) * random.uniform(1.0, 1.25)
+
+    def _get(self, path: str, **params: Any) -> Any:
+        return self._request("GET", path, params=params).json()
+
+    def _pages(self, path: str, page_size: int, **params: Any) -> Iterator[dict[str, Any]]:
+        """Every item of a cursor-paged list, a page of `page_size` (the API's `limit`,
+        1–500) fetched as the previous one is used up."""
+        cursor: str | None = None
+        while True:
+            page = self._get(path, limit=page_size, cursor=cursor, **params)
+            yield from page["items"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    def _set_id(self, ref: SetRef) -> int:
+        """A set's id from its id or name; a string of digits is an id, as for the gate."""
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            return ref
+        if isinstance(ref, str) and ref.isdigit():
+            return int(ref)
+        if isinstance(ref, str):
+            for found in self._get("sets", name=ref):
+                return int(found["id"])
+            raise NotFound(f"No set named {ref!r} that this token may see.", status=404)
+        raise TypeError(f"a set is an id or a name, not {type(ref).__name__}")
+
+    # ----------------------------------------------------------------------------- sets
+
+    def me(self) -> dict[str, Any]:
+        """The token's owner: `username`, `lead`, the token's `scope` and `token` name."""
+        return self._get("me")
+
+    def sets(self, name: str | None = None) -> Iterator[dict[str, Any]]:
+        """The sets the token's owner may see (a reviewer: those they review); `name` picks
+        the one of that name."""
+        yield from self._get("sets", name=name)
+
+    def set(self, id: SetRef) -> dict[str, Any]:  # noqa: A002 - the API's name
+        """One set: id, name, description, guidelines, created_at."""
+        return self._get(f"sets/{self._set_id(id)}")
+
+    def set_create(
+        self, name: str, description: str = "", guidelines: str = "", *, workspace: str = ""
+    ) -> dict[str, Any]:
+        """A new set (leads). `workspace` is a slug, needed only by a lead of several.
+        Conflict if the name is taken."""
+        body = {
+            "name": name,
+            "description": description,
+            "guidelines": guidelines,
+            "workspace": workspace,
+        }
+        return self._request("POST", "sets", json=body).json()
+
+    def set_settings(self, id: SetRef) -> dict[str, Any]:  # noqa: A002
+        """A set's settings and release criteria (leads)."""
+        return self._get(f"sets/{self._set_id(id)}/settings")
+
+    def set_settings_update(self, id: SetRef, **fields: Any) -> dict[str, Any]:  # noqa: A002
+        """Change only the fields given: name, description, guidelines, allow_reviewer_split,
+        auto_gold, evidence_jaccard_threshold, anonymous_adjudication, criteria (with
+        criteria_reason once review has started). Returns the settings as they now are."""
+        path = f"sets/{self._set_id(id)}/settings"
+        return self._request("PATCH", path, json=fields).json()
+
+    # ----------------------------------------------------------------------- runs, jobs
+
+    def push(
+        self,
+        *,
+        set: SetRef | None = None,  # noqa: A002 - the API's name
+        file: FileInput,
+        new_set_name: str | None = None,
+        format: str = "auto",  # noqa: A002 - the API's name
+        workspace: str | None = None,
+    ) -> Job:
+        """Queue the import of a run's answers into `set`, or into a new set `new_set_name`;
+        returns the queued job (follow it with job_wait). `file` is a path, bytes, an open
+        binary file, or an iterable of records (dicts) sent as JSON Lines. TooLarge if the
+        file is over the server's limit; a file's own problems end the job as failed."""
+        form = {"format": format}
+        if set is not None:
+            form["set"] = str(self._set_id(set))
+        if new_set_name is not None:
+            form["new_set_name"] = new_set_name
+        if workspace is not None:
+            form["workspace"] = workspace
+        upload = _Upload(file, "answers.jsonl")
+        return Job.from_api(self._request("POST", "imports", data=form, upload=upload).json())
+
+    def job(self, id: int) -> Job:  # noqa: A002
+        """A job's state now."""
+        return Job.from_api(self._get(f"jobs/{id}"))
+
+    def jobs(
+        self,
+        status: str | None = None,
+        set: SetRef | None = None,  # noqa: A002
+        *,
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[Job]:
+        """The jobs of the workspaces the token's owner leads, oldest first."""
+        set_id = self._set_id(set) if set is not None else None
+        for item in self._pages("jobs", page_size, status=status, set=set_id):
+            yield Job.from_api(item)
+
+    def job_wait(
+        self,
+        id: int,  # noqa: A002
+        *,
+        poll: float = 1.0,
+        timeout: float | None = None,
+        progress: Progress = None,
+    ) -> Job:
+        """Poll the job every `poll` seconds until it ends, and return it (check `.ok`).
+        `progress` is called with `(done, total)` after each poll; `progress=True` draws a
+        text bar on stderr. WaitTimeout after `timeout` seconds (the job goes on)."""
+        bar = ProgressBar(f"job {id}") if progress is True else None
+        report = bar or (progress if callable(progress) else None)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                job = self.job(id)
+                if report is not None:
+                    report(job.done, job.total)
+                if job.ended:
+                    return job
+                if deadline is not None and time.monotonic() + poll > deadline:
+                    raise WaitTimeout(
+                        f"job {id} is still {job.status} ({job.done}/{job.total}) after {timeout} s"
+                    )
+                time.sleep(poll)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def job_cancel(self, id: int) -> Job:  # noqa: A002
+        """Cancel a job: at once if queued, else at its next chunk (`cancelling` until
+        then). Conflict once it has ended."""
+        return Job.from_api(self._request("POST", f"jobs/{id}/cancel").json())
+
+    def job_retry(self, id: int) -> Job:  # noqa: A002
+        """Queue again a failed, cancelled or lost job under the same id. Conflict while it
+        is queued or running, after it succeeded, or when its file is no longer kept."""
+        return Job.from_api(self._request("POST", f"jobs/{id}/retry").json())
+
+    # ------------------------------------------------------- answers, claims, sheets, gold
+
+    def answers(
+        self,
+        set: SetRef,  # noqa: A002
+        system: str | None = None,
+        *,
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[dict[str, Any]]:
+        """The set's answers, optionally of one system."""
+        yield from self._pages(f"sets/{self._set_id(set)}/answers", page_size, system=system)
+
+    def claims(
+        self,
+        set: SetRef,  # noqa: A002
+        status: str | None = None,
+        system: str | None = None,
+        label: str | None = None,
+        *,
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[dict[str, Any]]:
+        """The set's claims (a reviewer: those assigned to them, with `my_sheet`), filtered
+        by review `status`, `system` and the matcher's `label`."""
+        path = f"sets/{self._set_id(set)}/claims"
+        yield from self._pages(path, page_size, status=status, system=system, label=label)
+
+    def claim(self, id: int) -> dict[str, Any]:  # noqa: A002
+        """A claim with the sheets the token's owner may see and its gold."""
+        return self._get(f"claims/{id}")
+
+    def sheets(
+        self,
+        set: SetRef,  # noqa: A002
+        *,
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[dict[str, Any]]:
+        """The set's sheets (a reviewer: their own)."""
+        yield from self._pages(f"sets/{self._set_id(set)}/sheets", page_size)
+
+    def gold(self, set: SetRef) -> Iterator[dict[str, Any]]:  # noqa: A002
+        """Every gold record of the set (leads), read as the server streams it."""
+        for line in self._lines(f"sets/{self._set_id(set)}/gold"):
+            if line.strip():
+                yield json.loads(line)
+
+    @overload
+    def export(self, set: SetRef, format: str, path: None = None) -> Iterator[str]: ...  # noqa: A002
+
+    @overload
+    def export(self, set: SetRef, format: str, path: str | os.PathLike[str]) -> Path: ...  # noqa: A002
+
+    def export(
+        self,
+        set: SetRef,  # noqa: A002
+        format: str,  # noqa: A002
+        path: str | os.PathLike[str] | None = None,
+    ) -> Iterator[str] | Path:
+        """The set's labelled data in an export format (`jsonl`, `audit-sheets`, `csv`,
+        `evidence`; leads). With `path`, streamed into that file, which is returned;
+        without, an iterator of its lines (a CSV field may hold a line break, so read CSV
+        through `csv` from a file rather than line by line)."""
+        where = f"sets/{self._set_id(set)}/exports/{format}"
+        if path is None:
+            return self._lines(where)
+        target = Path(path)
+        response = self._request("GET", where, stream=True)
+        try:
+            with target.open("wb") as out:
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+        finally:
+            response.close()
+        return target
+
+    def _lines(self, path: str) -> Iterator[str]:
+        response = self._request("GET", path, stream=True)
+        try:
+            yield from response.iter_lines()
+        finally:
+            response.close()
+
+    def verdicts_push(self, set: SetRef, file: FileInput) -> dict[str, Any]:  # noqa: A002
+        """An automatic judge's verdicts (the verdicts upload's format), all or nothing;
+        Invalid names the file, line and field of the first problem."""
+        upload = _Upload(file, "verdicts.jsonl")
+        path = f"sets/{self._set_id(set)}/verdicts"
+        return self._request("POST", path, upload=upload).json()
+
+    # --------------------------------------------------------------- agreement, release
+
+    def agreement(self, set: SetRef, system: str | None = None) -> dict[str, Any]:  # noqa: A002
+        """The agreement dashboard's figures, optionally for one system's answers."""
+        return self._get(f"sets/{self._set_id(set)}/agreement", system=system)
+
+    def report(self, set: SetRef) -> dict[str, Any]:  # noqa: A002
+        """The release report: the criteria and, per system, metrics and decision."""
+        return self._get(f"sets/{self._set_id(set)}/report")
+
+    def decision(
+        self,
+        set: SetRef,  # noqa: A002
+        system: str,
+        *,
+        with_judge: bool = False,
+    ) -> dict[str, Any]:
+        """`decision` (pass, fail, provisional, or none without criteria) for one system,
+        each criterion's result and the claims failing it. With `with_judge`, the set's
+        accepted automatic judge stands for the claims no human judged."""
+        query = {"system": system, "with_judge": "true" if with_judge else None}
+        return self._get(f"sets/{self._set_id(set)}/decision", **query)
+
+    def gate(
+        self,
+        set: SetRef,  # noqa: A002
+        system: str,
+        *,
+        with_judge: bool = False,
+        out: TextIO | None = None,
+    ) -> int:
+        """The release gate's exit code, as audit/gate.py gives it: 0 pass, 1 fail,
+        2 provisional, 3 for no criteria or anything that kept it from a decision (an
+        unknown set or system, a refused token, no connection, a crash), never 1 for those.
+        The verdict and each criterion's result, or the error, go to `out` if given."""
+        try:
+            found = self.decision(set, system, with_judge=with_judge)
+            code = EXIT_CODES.get(found["decision"], ERROR)
+        except Exception as error:  # a broken gate is an error (3), never a failed system
+            if out is not None:
+                print(f"gate: {error}", file=out)
+            return ERROR
+        if out is not None:
+            print(describe(found), file=out)
+        return code
+
+
+def describe(decision: Mapping[str, Any]) -> str:
+    """A decision as a few lines for a CI log: the verdict, then each criterion's result
+    with the first claims failing it."""
+    lines = [f"{decision.get('system', '?')}: {str(decision.get('decision', '?')).upper()}"]
+    if decision.get("criteria_error"):
+        lines.append(f"  criteria could not be read: {decision['criteria_error']}")
+    for result in decision.get("criteria") or ():
+        mark = "ok  " if result.get("passed") else "FAIL"
+        lines.append(f"  {mark} {result.get('criterion', '')} {result.get('detail', '')}")
+        for claim in () if result.get("passed") else result.get("claims") or ():
+            lines.append(f"       claim {claim.get('id')}: {str(claim.get('text', ''))[:120]}")
+    return "\n".join(lines)

@@ -1,0 +1,370 @@
+"""The Python client (clients/python) against a live server with a worker process: the
+nightly CI loop of its README, its errors per status, and, over a transport that answers
+as told, its retries on a busy server and its progress reports."""
+
+from __future__ import annotations
+
+import email.utils
+import io
+import json
+import math
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+
+import httpx2
+import pytest
+
+from audit import services
+from audit.models import Claim
+from tests.conftest import FIXTURES, ROOT, gold_by_agreement
+from tests.factories import UserFactory
+
+# This checkout's client, whether or not `.ci/setup` installed it.
+sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
+
+from citeaudit_client import (  # noqa: E402
+    AuthError,
+    CiteauditError,
+    Client,
+    Conflict,
+    ConnectionFailed,
+    Forbidden,
+    Invalid,
+    NotFound,
+    TooLarge,
+)
+
+HANDMADE = FIXTURES / "demo" / "handmade.jsonl"
+
+
+def _run_of(system: str) -> list[dict]:
+    """The handmade answers as another system's run, with answer ids of their own."""
+    records = [json.loads(line) for line in HANDMADE.read_text().splitlines() if line.strip()]
+    for record in records:
+        record["system"] = system
+        record["answer_id"] = f"{system}-{record['answer_id']}"
+    return records
+
+
+class CountingTransport(httpx2.HTTPTransport):
+    """The real transport, keeping each request's path and query."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[httpx2.URL] = []
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.seen.append(request.url)
+        return super().handle_request(request)
+
+
+@pytest.fixture
+def lead(role_groups, transactional_db):
+    return UserFactory(username="lead", role="lead")
+
+
+def _token(user, scope: str = "write") -> str:
+    _token, text = services.token_create(user=user, name="ci", scope=scope)
+    return text
+
+
+def test_the_nightly_loop_through_the_client(lead, live_server, start_worker, tmp_path):
+    transport = CountingTransport()
+    client = Client(live_server.url, _token(lead), transport=transport, retries=0)
+    with client:
+        created = client.set_create("Nightly", guidelines="Judge only what is cited.")
+        set_id = created["id"]
+        settings = client.set_settings_update(set_id, criteria=[{"kind": "no_contradicted"}])
+        assert settings["criteria"] == [{"kind": "no_contradicted", "topics": []}]
+
+        run_a = tmp_path / "run-a.jsonl"
+        run_a.write_text("".join(json.dumps(r) + "\n" for r in _run_of("sys-a")))
+        start_worker()
+        seen: dict[str, list[tuple[int, int]]] = {"sys-a": [], "sys-b": []}
+
+        def push_and_wait(system: str, file) -> object:
+            job = client.push(set="Nightly", file=file)
+            assert (job.status, job.set) == ("queued", set_id)
+            return client.job_wait(
+                job.id,
+                poll=0.1,
+                timeout=120,
+                progress=lambda done, total: seen[system].append((done, total)),
+            )
+
+        with ThreadPoolExecutor(2) as pool:
+            waits = [
+                pool.submit(push_and_wait, "sys-a", run_a),
+                pool.submit(push_and_wait, "sys-b", _run_of("sys-b")),
+            ]
+            jobs = [wait.result() for wait in waits]
+
+        assert [(job.status, job.ok, job.error) for job in jobs] == [("succeeded", True, "")] * 2
+        assert [job.result["answers"] for job in jobs] == [7, 7]
+        for progress in seen.values():
+            done = [d for d, _total in progress]
+            assert done == sorted(done)
+            assert progress[-1] == (7, 7)
+        assert sorted(j.id for j in client.jobs(status="succeeded", set=set_id)) == sorted(
+            j.id for j in jobs
+        )
+
+        transport.seen.clear()
+        claims = list(client.claims(set_id, page_size=2))
+        stored = Claim.objects.filter(answer__audit_set_id=set_id)
+        assert [c["id"] for c in claims] == list(stored.order_by("pk").values_list("pk", flat=True))
+        pages = [url for url in transport.seen if url.path.endswith("/claims")]
+        assert len(pages) == math.ceil(len(claims) / 2) > 2
+        assert [url.params.get("limit") for url in pages] == ["2"] * len(pages)
+        assert "cursor" not in pages[0].params and all("cursor" in u.params for u in pages[1:])
+        sys_a = list(client.claims("Nightly", system="sys-a", page_size=3))
+        assert {c["system"] for c in sys_a} == {"sys-a"}
+        assert len(sys_a) == stored.filter(answer__system="sys-a").count()
+        assert len(list(client.answers(set_id, system="sys-b", page_size=2))) == 7
+
+        assert list(client.gold(set_id)) == []
+        reviewers = [UserFactory(username=f"rev_{n}", role="reviewer") for n in "ab"]
+        services.review_open(
+            audit_set=stored[0].answer.audit_set, reviewers=reviewers, overlap=2, by=lead
+        )
+        top_a = stored.filter(answer__system="sys-a", parent__isnull=True).order_by("pk")
+        for claim in top_a:
+            gold_by_agreement(reviewers, claim)
+
+        gold = list(client.gold("Nightly"))
+        assert len(gold) == top_a.count()
+        assert {record["judgment"] for record in gold} == {"not_supported"}
+        log = io.StringIO()
+        assert client.gate("Nightly", "sys-a", out=log) == 0
+        assert log.getvalue().startswith("sys-a: PASS\n  ok   No contradicted claim.")
+        assert client.gate(set_id, "sys-b") == 2
+        assert client.gate(str(set_id), "no such system") == 3
+        assert client.gate("No such set", "sys-a") == 3
+
+        wrong = top_a.first()
+        wrong.adjudication.judgment = "contradicted"
+        wrong.adjudication.save()
+        services.claims_changed(claim_ids=[wrong.pk])
+        log = io.StringIO()
+        assert client.gate(set_id, "sys-a", out=log) == 1
+        assert (
+            f"  FAIL No contradicted claim. 1 contradicted claim.\n       claim {wrong.pk}: "
+            in (log.getvalue())
+        )
+        decision = client.decision(set_id, "sys-a")
+        assert decision["decision"] == "fail"
+        assert [s["system"] for s in client.report(set_id)["systems"]] == ["sys-a", "sys-b"]
+
+        exported = client.export(set_id, "jsonl", tmp_path / "labels.jsonl")
+        lines = list(client.export(set_id, "jsonl"))
+        assert exported.read_text().splitlines() == lines
+        assert len(lines) > 0
+
+        client.set_settings_update(set_id, criteria=[], criteria_reason="No gate for now.")
+        assert client.decision(set_id, "sys-a")["decision"] == "none"
+        assert client.gate(set_id, "sys-a") == 3
+
+
+def test_errors_map_to_their_classes(lead, live_server, settings):
+    token = _token(lead)
+    with Client(live_server.url, token, retries=0) as client:
+        set_id = client.set_create("Nightly")["id"]
+        client.push(set=set_id, file=_run_of("sys-a"))  # queued; no worker needed here
+
+        with pytest.raises(Conflict) as taken:
+            client.set_create("Nightly")
+        assert (taken.value.status, taken.value.detail) == (409, "A set named “Nightly” exists.")
+
+        with pytest.raises(Invalid) as bad_file:
+            client.verdicts_push(
+                set_id,
+                [{"judge": "nli", "answer_id": "nope", "claim_index": 0, "judgment": "unclear"}],
+            )
+        assert bad_file.value.status == 422
+        assert bad_file.value.detail == (
+            "verdicts.jsonl: line 1: answer_id: no answer 'nope' in set 'Nightly'"
+        )
+
+        with pytest.raises(Invalid) as bad_field:
+            client.set_settings_update(set_id, evidence_jaccard_threshold=2)
+        assert [e["loc"] for e in bad_field.value.errors] == [
+            ["body", "payload", "evidence_jaccard_threshold"]
+        ]
+
+        with pytest.raises(NotFound) as missing:
+            client.set(set_id + 1000)
+        assert missing.value.status == 404
+        with pytest.raises(NotFound):
+            client.set_settings("No such set")
+
+        settings.IMPORT_MAX_BYTES = 10
+        with pytest.raises(TooLarge) as too_large:
+            client.push(set=set_id, file=b'{"question_id": "q"}\n')
+        assert too_large.value.status == 413
+
+    with (
+        Client(live_server.url, "cit_nope_nope", retries=0) as stranger,
+        pytest.raises(AuthError) as refused,
+    ):
+        stranger.me()
+    assert (refused.value.status, refused.value.detail) == (401, "Unknown token.")
+
+    reviewer = UserFactory(username="rev_a", role="reviewer")
+    with Client(live_server.url, _token(reviewer), retries=0) as client:
+        assert client.me()["lead"] is False
+        with pytest.raises(Forbidden) as forbidden:
+            client.jobs().__next__()
+        assert forbidden.value.status == 403
+
+    with (
+        Client(live_server.url, _token(lead, scope="read"), retries=0) as read_only,
+        pytest.raises(Forbidden) as writing,
+    ):
+        read_only.set_create("Another")
+    assert writing.value.detail == "This token is read-only; make a read-write token to write."
+
+
+# ---------------------------------------------------------- over a transport told what to say
+
+
+def _answers(*responses: httpx2.Response | Exception):
+    """A transport that answers each request with the next of `responses` (or raises it),
+    keeping each request."""
+    calls: list[httpx2.Request] = []
+    queue = list(responses)
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        calls.append(request)
+        answer = queue.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return httpx2.MockTransport(handle), calls
+
+
+def _busy(retry_after: str = "0") -> httpx2.Response:
+    return httpx2.Response(503, headers={"Retry-After": retry_after}, json={"detail": "busy"})
+
+
+@pytest.fixture
+def pauses(monkeypatch) -> list[float]:
+    """The pauses the client asks for, taken instead of slept."""
+    asked: list[float] = []
+    monkeypatch.setattr(time, "sleep", asked.append)
+    return asked
+
+
+def test_a_busy_server_is_asked_again_after_its_retry_after(pauses):
+    me = {"username": "lead", "lead": True, "scope": "write", "token": "ci"}
+    in_a_minute = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=60), True)
+    transport, calls = _answers(
+        _busy("2"), _busy(in_a_minute), httpx2.Response(429), httpx2.Response(200, json=me)
+    )
+    with Client("http://citeaudit.test", "t", transport=transport, retries=3) as client:
+        assert client.me() == me
+    assert len(calls) == 4
+    assert pauses[0] == 2.0
+    assert 55 < pauses[1] <= 60
+    # No Retry-After on the third try: 0.5 s doubled twice, with up to a quarter more.
+    assert 2.0 <= pauses[2] <= 2.5
+    assert str(calls[0].url) == "http://citeaudit.test/api/v1/me"
+    assert calls[0].headers["Authorization"] == "Bearer t"
+
+
+def test_retries_end_with_the_last_error(pauses):
+    transport, calls = _answers(*[_busy() for _ in range(3)])
+    with (
+        Client("http://citeaudit.test", "t", transport=transport, retries=2) as client,
+        pytest.raises(CiteauditError) as busy,
+    ):
+        client.me()
+    assert (type(busy.value), busy.value.status, busy.value.detail) == (CiteauditError, 503, "busy")
+    assert len(calls) == 3
+
+
+def test_a_write_is_not_sent_again_after_a_bad_gateway_but_is_after_a_refused_connection(
+    pauses,
+):
+    gateway = httpx2.Response(502, text="<html>Bad gateway</html>")
+    created = httpx2.Response(201, json={"id": 4, "name": "N"})
+    refused = httpx2.ConnectError("connection refused")
+    transport, calls = _answers(gateway, refused, created)
+    with Client("http://citeaudit.test", "t", transport=transport, retries=3) as client:
+        with pytest.raises(CiteauditError) as bad_gateway:
+            client.set_create("N")
+        assert (bad_gateway.value.status, bad_gateway.value.detail) == (
+            502,
+            "<html>Bad gateway</html>",
+        )
+        assert len(calls) == 1
+        assert client.set_create("N") == {"id": 4, "name": "N"}
+    assert len(calls) == 3
+
+
+def test_no_connection_at_all_is_connection_failed_and_gates_as_an_error(pauses):
+    transport, calls = _answers(*[httpx2.ConnectError("refused") for _ in range(4)])
+    with Client("http://citeaudit.test", "t", transport=transport, retries=1) as client:
+        with pytest.raises(ConnectionFailed) as failed:
+            client.me()
+        assert len(calls) == 2
+        assert failed.value.status is None
+        log = io.StringIO()
+        assert client.gate(1, "rag-v1", out=log) == 3
+    assert len(calls) == 4
+    assert log.getvalue().startswith("gate: GET http://citeaudit.test/api/v1/sets/1/decision: ")
+
+
+def test_problem_details_bodies_are_read():
+    problem = {
+        "type": "https://citeaudit.example.org/problems/invalid",
+        "title": "Invalid request",
+        "status": 422,
+        "detail": "body.name: the name is empty",
+        "errors": [{"loc": ["body", "name"], "msg": "the name is empty"}],
+    }
+    body = httpx2.Response(
+        422, content=json.dumps(problem), headers={"Content-Type": "application/problem+json"}
+    )
+    transport, _calls = _answers(body, httpx2.Response(404, json={"title": "Not Found"}))
+    with Client("http://citeaudit.test", "t", transport=transport) as client:
+        with pytest.raises(Invalid) as invalid:
+            client.set_create(" ")
+        with pytest.raises(NotFound) as missing:
+            client.set(9)
+    error = invalid.value
+    assert (error.status, error.detail, error.title, error.type, error.errors) == (
+        422,
+        problem["detail"],
+        problem["title"],
+        problem["type"],
+        problem["errors"],
+    )
+    assert (missing.value.detail, missing.value.title) == ("Not Found", "Not Found")
+
+
+def _job(status: str, done: int, total: int) -> httpx2.Response:
+    return httpx2.Response(200, json={"id": 5, "status": status, "done": done, "total": total})
+
+
+def test_job_wait_reports_progress_until_the_job_ends(capsys):
+    steps = [("queued", 0, 0), ("running", 2, 6), ("running", 4, 6), ("succeeded", 6, 6)]
+    seen: list[tuple[int, int]] = []
+    transport, _calls = _answers(*[_job(*step) for step in steps])
+    with Client("http://citeaudit.test", "t", transport=transport) as client:
+        job = client.job_wait(5, poll=0, progress=lambda done, total: seen.append((done, total)))
+    assert (job.ok, job.done, job.total) == (True, 6, 6)
+    assert seen == [(0, 0), (2, 6), (4, 6), (6, 6)]
+
+    transport, _calls = _answers(*[_job(*step) for step in steps])
+    with Client("http://citeaudit.test", "t", transport=transport) as client:
+        client.job_wait(5, poll=0, progress=True)
+    bar = capsys.readouterr().err.splitlines()
+    assert bar == [
+        "job 5 [" + "." * 30 + "] 0/?",
+        "job 5 [" + "#" * 10 + "." * 20 + "] 2/6",
+        "job 5 [" + "#" * 20 + "." * 10 + "] 4/6",
+        "job 5 [" + "#" * 30 + "] 6/6",
+    ]
