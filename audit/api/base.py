@@ -17,12 +17,13 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from ninja import NinjaAPI, Swagger
+from ninja import NinjaAPI, Schema, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from audit import services
-from audit.models import ApiToken
+from audit.models import ApiToken, Workspace
+from audit.roles import lead_workspaces
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 MAX_LIMIT = 500
@@ -149,3 +150,29 @@ def cursor_page(
         "items": [row(item) for item in rows],
         "next_cursor": encode_cursor(rows[-1].pk) if more and rows else None,
     }
+
+
+# Shapes every area of the API answers with.
+class Message(Schema):
+    detail: str
+
+
+class Page(Schema):
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+def lead_workspace(request: HttpRequest, slug: str) -> Workspace:
+    """The workspace a new set goes in: the one named, among those the user leads, or the
+    only one they lead."""
+    workspaces = lead_workspaces(request.user)
+    if slug:
+        workspace = workspaces.filter(slug=slug).first()
+        if workspace is None:
+            raise HttpError(404, f"You lead no workspace “{slug}”.")
+        return workspace
+    found = list(workspaces.order_by("slug")[:21])
+    if len(found) != 1:
+        slugs = ", ".join(w.slug for w in found[:20])
+        raise HttpError(422, f"Invalid request: name the workspace (one of: {slugs}).")
+    return found[0]

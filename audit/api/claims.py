@@ -1,0 +1,184 @@
+"""The API's answers, claims, sheets and gold, each list paged by cursor, with what the
+token's owner may see."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Any
+
+from django.http import HttpRequest, StreamingHttpResponse
+from django.utils.cache import patch_cache_control
+from ninja import Query
+
+from audit import selectors
+from audit.api.base import MAX_LIMIT, Page, api, cursor_page
+from audit.models import ClaimCheck, ReviewStatus
+from audit.roles import is_lead, leads
+from audit.selectors import api as api_selectors
+from audit.views import access
+
+ClaimStatus = StrEnum(
+    "ClaimStatus",
+    {code: code for code, _ in ReviewStatus.choices}
+    | {s: s for s in api_selectors.MY_SHEET_STATUSES},
+)
+MachineLabel = StrEnum("MachineLabel", {code: code for code, _ in ClaimCheck.Label.choices})
+
+
+# ------------------------------------------------------------------ answers, claims, sheets
+
+
+def _answer_row(answer) -> dict:
+    return {
+        "id": answer.pk,
+        "external_id": answer.external_id,
+        "question_id": answer.question.external_id,
+        "system": answer.system,
+        "is_partial": answer.is_partial,
+    }
+
+
+@api.get(
+    "/sets/{set_id}/answers", response=Page, tags=["answers and claims"], url_name="answer-list"
+)
+def answer_list(
+    request: HttpRequest,
+    set_id: int,
+    system: str = "",
+    cursor: str = "",
+    limit: int = Query(50, ge=1, le=MAX_LIMIT),
+) -> dict:
+    audit_set = access.get_set_for_user(request, set_id)
+    rows = api_selectors.api_answers(audit_set=audit_set, system=system)
+    return cursor_page(rows, cursor=cursor, limit=limit, row=_answer_row)
+
+
+def _claim_row(lead: bool):
+    def row(claim) -> dict:
+        return {
+            "id": claim.pk,
+            "answer": claim.answer_id,
+            "answer_external_id": claim.answer_external_id,
+            "system": claim.system,
+            "parent": claim.parent_id,
+            "order": claim.order,
+            "text": claim.text,
+            "start": claim.start,
+            "end": claim.end,
+            "location": claim.location,
+            "is_uncited": claim.is_uncited,
+            "label": claim.label,
+            ("status" if lead else "my_sheet"): claim.shown_status,
+        }
+
+    return row
+
+
+@api.get("/sets/{set_id}/claims", response=Page, tags=["answers and claims"], url_name="claim-list")
+def claim_list(
+    request: HttpRequest,
+    set_id: int,
+    status: ClaimStatus | None = None,
+    system: str = "",
+    label: MachineLabel | None = None,
+    cursor: str = "",
+    limit: int = Query(50, ge=1, le=MAX_LIMIT),
+) -> dict:
+    """A lead: every claim with its review status. A reviewer: the claims assigned to them,
+    with `my_sheet` (todo, draft, submitted) and nothing of the other sheets; their
+    `status` filter takes those three values."""
+    audit_set = access.get_set_for_user(request, set_id)
+    rows = api_selectors.api_claims(
+        user=request.user,
+        audit_set=audit_set,
+        status=str(status) if status else "",
+        system=system,
+        label=str(label) if label else "",
+    )
+    return cursor_page(
+        rows, cursor=cursor, limit=limit, row=_claim_row(leads(request.user, audit_set))
+    )
+
+
+def _judgment_fields(record) -> dict:
+    return {
+        "judgment": record.judgment,
+        "evidence": record.evidence,
+        "unsupported_assertions": record.unsupported_assertions,
+        "verification_worthy": record.verification_worthy,
+        "answers_question": record.answers_question,
+    }
+
+
+def _sheet_row(sheet) -> dict:
+    return {
+        "id": sheet.pk,
+        "claim": sheet.claim_id,
+        "reviewer": sheet.reviewer.username,
+        "status": sheet.status,
+        **_judgment_fields(sheet),
+        "notes": sheet.notes,
+        "active_seconds": sheet.active_seconds,
+        "submitted_at": sheet.submitted_at.isoformat() if sheet.submitted_at else None,
+    }
+
+
+@api.get("/claims/{claim_id}", response=dict, tags=["answers and claims"], url_name="claim-detail")
+def claim_detail(request: HttpRequest, claim_id: int) -> dict:
+    """A claim with the sheets the user may see and its gold: for a reviewer, a claim
+    assigned to them and their own sheet only."""
+    claim = selectors.lead_claim(user=request.user, pk=claim_id) if is_lead(request.user) else None
+    lead = claim is not None
+    if claim is None:
+        claim = access.get_claim_for_reviewer(request, claim_id)
+    sheets = selectors.visible_sheets(claim.sheets.select_related("reviewer"), user=request.user)
+    if not lead:
+        sheets = sheets.filter(reviewer=request.user)
+    blind = selectors.is_blind(user=request.user, claim=claim)
+    gold = getattr(claim, "adjudication", None) if lead and not blind else None
+    return {
+        "id": claim.pk,
+        "answer": claim.answer_id,
+        "answer_external_id": claim.answer.external_id,
+        "question_id": claim.answer.question.external_id,
+        "system": claim.answer.system,
+        "parent": claim.parent_id,
+        "order": claim.order,
+        "text": claim.text,
+        "start": claim.start,
+        "end": claim.end,
+        "sheets": [_sheet_row(sheet) for sheet in sheets.order_by("pk")],
+        "gold": ({"source": gold.source, **_judgment_fields(gold)} if gold else None),
+    }
+
+
+@api.get("/sets/{set_id}/sheets", response=Page, tags=["sheets and gold"], url_name="sheet-list")
+def sheet_list(
+    request: HttpRequest,
+    set_id: int,
+    cursor: str = "",
+    limit: int = Query(50, ge=1, le=MAX_LIMIT),
+) -> dict:
+    """A lead: the set's sheets (none but their own on claims they still review); a
+    reviewer: their own sheets."""
+    audit_set = access.get_set_for_user(request, set_id)
+    rows = api_selectors.api_sheets(user=request.user, audit_set=audit_set)
+    return cursor_page(rows, cursor=cursor, limit=limit, row=_sheet_row)
+
+
+def _ndjson(rows) -> Any:
+    for row in rows:
+        yield json.dumps(row, ensure_ascii=False) + "\n"
+
+
+@api.get("/sets/{set_id}/gold", tags=["sheets and gold"], url_name="gold")
+def gold(request: HttpRequest, set_id: int) -> StreamingHttpResponse:
+    """Every gold record of the set as JSON Lines, streamed (leads)."""
+    audit_set = access.get_set_for_lead(request, set_id)
+    response = StreamingHttpResponse(
+        _ndjson(api_selectors.api_gold(user=request.user, audit_set=audit_set)),
+        content_type="application/x-ndjson; charset=utf-8",
+    )
+    patch_cache_control(response, private=True, no_store=True)
+    return response

@@ -1,0 +1,157 @@
+"""The API's results: machine verdicts pushed, the agreement figures, the release report
+and decision (from the one reader in audit.selectors.decision), and exports."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from enum import StrEnum
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, StreamingHttpResponse
+from django.utils.cache import patch_cache_control
+from django.utils.http import content_disposition_header
+from django.utils.text import slugify
+from ninja import File
+from ninja.errors import HttpError
+from ninja.files import UploadedFile
+
+from audit import selectors, services
+from audit.api.base import api
+from audit.formats import FormatError
+from audit.formats.reading import check_size
+from audit.formats.records import Budget
+from audit.selectors import dashboard
+from audit.services.exports import EXPORT_FORMATS, export_stream
+from audit.views import access
+
+ExportFormat = StrEnum("ExportFormat", {name: name for name in EXPORT_FORMATS})
+
+
+# ---------------------------------------------------------------- verdicts and agreement
+
+
+@api.post("/sets/{set_id}/verdicts", response=dict, tags=["verdicts"], url_name="verdicts")
+def verdicts_push(request: HttpRequest, set_id: int, file: File[UploadedFile]) -> dict:
+    """An automatic judge's verdicts, in the verdicts upload's format; all or nothing."""
+    audit_set = access.get_set_for_lead(request, set_id)
+    name = file.name or "verdicts"
+    try:
+        check_size(file.size, name, settings.IMPORT_MAX_WHOLE_BYTES)
+        summary = services.verdicts_import(
+            audit_set=audit_set,
+            data=file.read(settings.IMPORT_MAX_WHOLE_BYTES + 1),
+            filename=name,
+            max_bytes=settings.IMPORT_MAX_WHOLE_BYTES,
+            budget=Budget(name, max_answers=settings.WEB_IMPORT_MAX_VERDICTS, unit="verdicts"),
+        )
+    except FormatError as error:
+        raise HttpError(422, str(error)) from None
+    return dataclasses.asdict(summary)
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe: dataclasses as dicts, tuples as lists, NaN and infinities as null."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, frozenset, set)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@api.get(
+    "/sets/{set_id}/agreement", response=dict, tags=["agreement and release"], url_name="agreement"
+)
+def agreement(request: HttpRequest, set_id: int, system: str = "") -> dict:
+    """The agreement dashboard's figures: reviewer agreement, evidence overlap, raters
+    against gold; one system's answers with `system`."""
+    audit_set = access.get_set_for_lead(request, set_id)
+    if system and system not in selectors.set_systems(audit_set=audit_set):
+        raise HttpError(404, "No such system in this set.")
+    board = dashboard.agreement_dashboard(audit_set=audit_set, system=system)
+    return {
+        "system": board.system,
+        "sheets": board.sheets,
+        "claims": board.claims,
+        "gold": board.gold,
+        "full": _plain(board.full),
+        "binary": _plain(board.binary),
+        "evidence_jaccard": _plain(board.evidence_jaccard),
+        "evidence_f1": _plain(board.evidence_f1),
+        "unsupported_f1": _plain(board.unsupported_f1),
+        "raters": [
+            {"name": r.name, "kind": r.kind, "full": _plain(r.full), "binary": _plain(r.binary)}
+            for r in board.raters
+        ],
+    }
+
+
+# ------------------------------------------------------------------------------- release
+
+
+@api.get("/sets/{set_id}/report", response=dict, tags=["agreement and release"], url_name="report")
+def report(request: HttpRequest, set_id: int) -> dict:
+    """The release report per system: metrics and the decision, as on the report page."""
+    audit_set = access.get_set_for_lead(request, set_id)
+    overview = selectors.release_overview(audit_set=audit_set, viewer=request.user)
+    return {
+        "criteria": [criterion.describe() for criterion in overview.criteria],
+        "criteria_error": overview.criteria_error,
+        **overview.provenance.as_dict(),
+        "overall": _plain(overview.overall),
+        "systems": [
+            {
+                "system": release.system,
+                "decision": release.badge,
+                "metrics": _plain(release.summary),
+                # Only with an accepted judge: the same with its verdicts on unjudged claims.
+                "with_accepted_judge": {
+                    "decision": release.judged.badge,
+                    "claims_filled": release.judged.filled,
+                    "metrics": _plain(release.judged.summary),
+                }
+                if release.judged
+                else None,
+            }
+            for release in overview.systems
+        ],
+    }
+
+
+@api.get(
+    "/sets/{set_id}/decision", response=dict, tags=["agreement and release"], url_name="decision"
+)
+def decision(request: HttpRequest, set_id: int, system: str, with_judge: bool = False) -> dict:
+    """pass, fail or provisional (some claim has no gold yet) for one system, with each
+    criterion's result and the claims that fail it; "none" when the set has no criteria.
+    With `with_judge=true` the set's accepted automatic judge stands for the claims no human
+    judged; `judge` then names it and each named claim says whose verdict it carries."""
+    audit_set = access.get_set_for_lead(request, set_id)
+    if system not in selectors.set_systems(audit_set=audit_set):
+        raise HttpError(404, f"No system “{system}” in this set.")
+    return selectors.decision_report(
+        audit_set=audit_set, system=system, viewer=request.user, with_judge=with_judge
+    )
+
+
+# ------------------------------------------------------------------------------- exports
+
+
+@api.get("/sets/{set_id}/exports/{fmt}", tags=["exports"], url_name="export")
+def export(request: HttpRequest, set_id: int, fmt: ExportFormat) -> StreamingHttpResponse:
+    """The set's labelled data in any export format, streamed as it is read (leads)."""
+    audit_set = access.get_set_for_lead(request, set_id)
+    spec = EXPORT_FORMATS[str(fmt)]
+    response = StreamingHttpResponse(
+        export_stream(audit_set=audit_set, fmt=str(fmt), viewer=request.user),
+        content_type=spec.content_type,
+    )
+    filename = f"{slugify(audit_set.name) or 'set'}-{fmt}.{spec.extension}"
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    patch_cache_control(response, private=True, no_store=True)
+    return response

@@ -1,0 +1,181 @@
+"""The API's sets: who the token is, the sets it may see, creating one, and a set's
+settings (each change through the same service as the pages')."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Schema
+from ninja.errors import HttpError
+from ninja.responses import Status
+from pydantic import Field
+
+from audit import selectors, services
+from audit.api.base import api, lead_workspace
+from audit.api.jobs import JobOut, job_out
+from audit.criteria import CriteriaError, CriteriaReasonRequired
+from audit.models import AuditSet, Job
+from audit.roles import is_lead
+from audit.views import access
+
+
+class SetOut(Schema):
+    id: int
+    name: str
+    description: str
+    guidelines: str
+    created_at: datetime
+
+
+class SetIn(Schema):
+    name: str = Field(min_length=1, max_length=200)
+    # The workspace's slug; may be left out by someone who leads only one.
+    workspace: str = Field("", max_length=100)
+    description: str = Field("", max_length=10000)
+    guidelines: str = Field("", max_length=100000)
+
+
+class SettingsOut(Schema):
+    id: int
+    name: str
+    description: str
+    guidelines: str
+    overlap: int
+    allow_reviewer_split: bool
+    auto_gold: bool
+    evidence_jaccard_threshold: float
+    anonymous_adjudication: bool
+    criteria: list[dict[str, Any]]
+    review_opened_at: datetime | None
+
+
+class SettingsPatch(Schema):
+    """Only the fields given change, through the pages' services: a guidelines change is a
+    new version with its note, criteria are validated and their change recorded, comparison
+    settings compare finished claims again (a big set's by a job)."""
+
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Field(None, max_length=10000)
+    guidelines: str | None = Field(None, max_length=100000)
+    allow_reviewer_split: bool | None = None
+    auto_gold: bool | None = None
+    evidence_jaccard_threshold: float | None = Field(None, ge=0, le=1)
+    anonymous_adjudication: bool | None = None
+    # Required with a change of `guidelines`: kept with the new guidelines version.
+    guidelines_note: str | None = Field(None, max_length=500)
+    criteria: list[dict[str, Any]] | None = None
+    # Required with `criteria` once review has started: every decision shows it.
+    criteria_reason: str | None = Field(None, max_length=2000)
+
+
+# ---------------------------------------------------------------------------------- sets
+
+
+def _set_out(audit_set: AuditSet) -> dict:
+    return {
+        "id": audit_set.pk,
+        "name": audit_set.name,
+        "description": audit_set.description,
+        "guidelines": audit_set.guidelines,
+        "created_at": audit_set.created_at,
+    }
+
+
+def _settings_out(audit_set: AuditSet) -> dict:
+    return {
+        **_set_out(audit_set),
+        "overlap": audit_set.overlap,
+        "allow_reviewer_split": audit_set.allow_reviewer_split,
+        "auto_gold": audit_set.auto_gold,
+        "evidence_jaccard_threshold": audit_set.evidence_jaccard_threshold,
+        "anonymous_adjudication": audit_set.anonymous_adjudication,
+        "criteria": audit_set.criteria if isinstance(audit_set.criteria, list) else [],
+        "review_opened_at": audit_set.review_opened_at,
+    }
+
+
+@api.get("/me", response=dict, tags=["tokens"], url_name="me")
+def me(request: HttpRequest) -> dict:
+    """The token's owner and what the token may do."""
+    return {
+        "username": request.user.get_username(),
+        "lead": is_lead(request.user),
+        "scope": request.auth.scope,
+        "token": request.auth.name,
+    }
+
+
+@api.get("/sets", response=list[SetOut], tags=["sets"], url_name="set-list")
+def set_list(request: HttpRequest, name: str = "") -> list[dict]:
+    """The sets the user may see (a reviewer: the sets they review); `name` picks one."""
+    sets = selectors.sets_visible_to(user=request.user).order_by("pk")
+    if name:
+        sets = sets.filter(name=name)
+    return [_set_out(audit_set) for audit_set in sets]
+
+
+@api.post("/sets", response={201: SetOut}, tags=["sets"], url_name="set-create")
+def set_create(request: HttpRequest, payload: SetIn) -> Status:
+    access.require_lead(request)
+    workspace = lead_workspace(request, payload.workspace)
+    try:
+        audit_set = services.set_create(
+            workspace=workspace,
+            name=payload.name,
+            description=payload.description,
+            guidelines=payload.guidelines,
+            by=request.user,
+        )
+    except services.SetNameTaken as taken:
+        raise HttpError(409, str(taken)) from None
+    except services.SetRefused as refusal:
+        raise HttpError(422, f"Invalid request: body.{refusal.field}: {refusal}") from None
+    return Status(201, _set_out(audit_set))
+
+
+@api.get("/sets/{set_id}", response=SetOut, tags=["sets"], url_name="set-detail")
+def set_detail(request: HttpRequest, set_id: int) -> dict:
+    return _set_out(access.get_set_for_user(request, set_id))
+
+
+@api.get("/sets/{set_id}/settings", response=SettingsOut, tags=["sets"], url_name="set-settings")
+def set_settings(request: HttpRequest, set_id: int) -> dict:
+    return _settings_out(access.get_set_for_lead(request, set_id))
+
+
+@api.patch(
+    "/sets/{set_id}/settings",
+    response={200: SettingsOut, 202: JobOut},
+    tags=["sets"],
+    url_name="set-settings-patch",
+)
+def set_settings_patch(request: HttpRequest, set_id: int, payload: SettingsPatch) -> Status:
+    """Change the fields given, all or nothing. 202 with the job when comparing a big set's
+    claims again is queued (follow it at /jobs/{id}), else 200 with the settings."""
+    audit_set = access.get_set_for_lead(request, set_id)
+    given = payload.model_dump(exclude_unset=True)
+    if any(value is None for value in given.values()):
+        raise HttpError(422, "Invalid request: a field was given as null; leave it out instead.")
+    note = given.pop("guidelines_note", None)
+    reason = given.pop("criteria_reason", None)
+    try:
+        change = services.set_settings_update(
+            audit_set=audit_set,
+            by=request.user,
+            changes=given,
+            guidelines_note=note,
+            criteria_reason=reason,
+        )
+    except services.SetNameTaken as taken:
+        raise HttpError(409, str(taken)) from None
+    except services.SetRefused as refusal:
+        raise HttpError(422, f"Invalid request: body.{refusal.field}: {refusal}") from None
+    except CriteriaReasonRequired as error:
+        raise HttpError(422, f"Invalid request: body.criteria_reason: {error}") from None
+    except CriteriaError as error:
+        raise HttpError(422, f"Invalid criteria: {error}") from None
+    if isinstance(change.comparison, Job):
+        return Status(202, job_out(change.comparison))
+    return Status(200, _settings_out(audit_set))
