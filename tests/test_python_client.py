@@ -203,6 +203,10 @@ def test_errors_map_to_their_classes(lead, live_server, settings):
         with pytest.raises(TooLarge) as too_large:
             client.push(set=set_id, file=b'{"question_id": "q"}\n')
         assert too_large.value.status == 413
+        settings.IMPORT_MAX_WHOLE_BYTES = 10
+        with pytest.raises(TooLarge) as too_large:
+            client.verdicts_push(set_id, b'{"answer_id": "a1"}\n')
+        assert too_large.value.status == 413
 
     with (
         Client(live_server.url, "cit_nope_nope", retries=0) as stranger,

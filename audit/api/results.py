@@ -39,6 +39,10 @@ def verdicts_push(request: HttpRequest, set_id: int, file: File[UploadedFile]) -
     name = file.name or "verdicts"
     try:
         check_size(file.size, name, settings.IMPORT_MAX_WHOLE_BYTES)
+    except FormatError as error:
+        # Too large, as for an import: 413, not a refusal of its content.
+        raise HttpError(413, str(error)) from None
+    try:
         summary = services.verdicts_import(
             audit_set=audit_set,
             data=file.read(settings.IMPORT_MAX_WHOLE_BYTES + 1),
