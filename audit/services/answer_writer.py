@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from django.db.models import Model
 from django.utils import timezone
 
 from audit.import_plan import AnswerRows, RestoredClaim
@@ -123,7 +124,7 @@ def answers_write(
     return WrittenAnswers(answer_ids=answer_ids, claim_ids=claim_ids, passage_ids=passage_ids)
 
 
-def held_questions(*, audit_set_id: int, external_ids: Iterable[str]) -> dict[str, int]:
+def _held_questions(*, audit_set_id: int, external_ids: Iterable[str]) -> dict[str, int]:
     """The pks of those of the set's questions that exist, by external id."""
     return dict(
         Question.objects.filter(
@@ -143,7 +144,7 @@ def _questions_write(
     asked: dict[str, str] = {}
     for rows, _ in answers:
         asked.setdefault(rows.question_id, rows.question)
-    questions = held_questions(audit_set_id=audit_set_id, external_ids=asked)
+    questions = _held_questions(audit_set_id=audit_set_id, external_ids=asked)
     new_questions = {key: text for key, text in asked.items() if key not in questions}
     ids = bulk.reserve_ids(Question, len(new_questions))
     bulk.insert_rows(
@@ -312,26 +313,15 @@ def _claims_write(
         columns += _RESTORED_CLAIM_COLUMNS
         claim_rows, check_rows = _restored(answers, claim_ids, claim_rows, check_rows)
     bulk.insert_rows(Claim, columns, claim_rows)
-    through = Claim.citations.through
-    bulk.insert_rows(
-        through,
-        ("id", "claim_id", "passage_id"),
-        [
-            (pk, *link)
-            for pk, link in zip(bulk.reserve_ids(through, len(link_rows)), link_rows, strict=True)
-        ],
-    )
-    bulk.insert_rows(
-        ClaimCheck,
-        _CHECK_COLUMNS,
-        [
-            (pk, *row)
-            for pk, row in zip(
-                bulk.reserve_ids(ClaimCheck, len(check_rows)), check_rows, strict=True
-            )
-        ],
-    )
+    _insert_with_ids(Claim.citations.through, ("id", "claim_id", "passage_id"), link_rows)
+    _insert_with_ids(ClaimCheck, _CHECK_COLUMNS, check_rows)
     return new_claims
+
+
+def _insert_with_ids(model: type[Model], columns: Sequence[str], rows: list[tuple]) -> None:
+    """Insert rows of every column but the first, the id, reserved here."""
+    ids = bulk.reserve_ids(model, len(rows))
+    bulk.insert_rows(model, columns, [(pk, *row) for pk, row in zip(ids, rows, strict=True)])
 
 
 # A claim of an answer that carries no RestoredClaim: as an import writes it.
