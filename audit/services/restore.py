@@ -64,7 +64,7 @@ def restore_chunk(
     exported = [record.labelled for record, _ in chunk]
     written = answers_write(
         answers=[
-            (_answer_rows(record, users), record.labelled.content_hash) for record, _ in chunk
+            (_exported_rows(record, users), record.labelled.content_hash) for record, _ in chunk
         ],
         audit_set_id=audit_set.pk,
         batch=batch,
@@ -104,7 +104,7 @@ def restore_chunk(
     totals["gold"] += len(golds)
 
 
-def _answer_rows(record: AnswerRecord, users: dict[str, int]) -> AnswerRows:
+def _exported_rows(record: AnswerRecord, users: dict[str, int]) -> AnswerRows:
     """An exported answer in the rows answers_write takes (import_plan.AnswerRows)."""
     answer = record.labelled
     claims, restored, labels = [], [], []
