@@ -19,6 +19,7 @@ import threading
 import warnings
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
 from typing import NamedTuple
@@ -120,6 +121,9 @@ class AnswerRows(NamedTuple):
     passages: tuple[tuple[str, str, str, bool], ...] = ()
     # One ClaimRow per claim, in order.
     claims: tuple[tuple, ...] = ()
+    # A restored answer's (services.restore): one RestoredClaim per claim, in order; empty
+    # for an import.
+    restored: tuple[RestoredClaim, ...] = ()
 
 
 class ClaimRow(NamedTuple):
@@ -136,13 +140,23 @@ class ClaimRow(NamedTuple):
     uncited: bool
     citations: tuple[int, ...]
     cited_unknown: tuple[int, ...]
-    matcher_version: str
-    label: str
-    best_score: float
-    highlights_json: str
-    numbers_json: str
+    matcher_version: str | None  # None: no machine check (a restored claim may have none)
+    label: str | None
+    best_score: float | None
+    highlights_json: str | None
+    numbers_json: str | None
     wrong_citation_json: str | None
     ungrounded: int  # numbers not grounded (selectors.release.ungrounded_numbers)
+
+
+class RestoredClaim(NamedTuple):
+    """What a claim restored from a citeaudit export keeps beside its ClaimRow."""
+
+    parent_order: int | None  # an atomic claim's parent, by the parent's order
+    answers_question: bool
+    split_by_id: int | None
+    split_at: datetime | None
+    check_computed_at: datetime | None  # None: the time of the restore
 
 
 def answer_rows(record: AnswerRecord, plan: PlannedAnswer | None) -> AnswerRows:

@@ -40,6 +40,9 @@ class LabelRecord:
     raw_label: str
     verification_worthy: bool | None = None
     note: str = ""
+    # The rater's kind, a code of audit.judgments.RATER_KINDS; None when the file does not
+    # say (a new rater is then human).
+    kind: str | None = None
 
 
 @dataclass(frozen=True)

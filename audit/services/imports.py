@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import collections
 import itertools
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
 from audit.formats import AnswerRecord, FormatError, ParsedFile
 from audit.formats.citeaudit import FORMAT as CITEAUDIT
@@ -31,20 +29,10 @@ from audit.import_plan import (
     plan_answers_in_worker,
     read_lines_in_worker,
 )
-from audit.models import (
-    Answer,
-    AuditSet,
-    Claim,
-    ClaimCheck,
-    ImportBatch,
-    Passage,
-    Question,
-    Rater,
-    RaterLabel,
-)
-from audit.selectors.release import answer_topics
+from audit.models import Answer, AuditSet, Claim, ImportBatch, Rater
 from audit.services import bulk
-from audit.services.derived import NewClaim, NewClaims, claims_changed, decisions_watched
+from audit.services.answer_writer import answers_write
+from audit.services.derived import NewClaims, claims_changed, decisions_watched
 from audit.services.locks import set_imports_lock
 from audit.services.planner import planner_statistics_refresh
 from audit.services.restore import people, restore_chunk
@@ -142,10 +130,6 @@ def answers_import(
                         audit_set=audit_set,
                         batch=batch,
                         filename=filename,
-                        questions=_held_questions(
-                            audit_set_id=audit_set.pk,
-                            external_ids={record.question_id for record, _ in chunk},
-                        ),
                         raters=raters,
                         users=users,
                         totals=totals,
@@ -166,11 +150,11 @@ def answers_import(
                 derived = NewClaims(audit_set_id=audit_set.pk)
                 with bulk.foreign_keys_checked_per_statement():
                     for chunk in planned_chunks:
-                        _import_chunk(
-                            chunk,
-                            audit_set=audit_set,
+                        _labels_check(chunk, filename=filename)
+                        answers_write(
+                            answers=chunk,
+                            audit_set_id=audit_set.pk,
                             batch=batch,
-                            filename=filename,
                             raters=raters,
                             totals=totals,
                             derived=derived,
@@ -259,15 +243,6 @@ def _fresh[T](
             yield fresh
 
 
-def _held_questions(*, audit_set_id: int, external_ids: Iterable[str]) -> dict[str, int]:
-    """The pks of those of the set's questions that exist, by external id."""
-    return dict(
-        Question.objects.filter(
-            audit_set_id=audit_set_id, external_id__in=list(external_ids)
-        ).values_list("external_id", "pk")
-    )
-
-
 def _chunks[T](items: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(items)
     while chunk := list(itertools.islice(iterator, size)):
@@ -342,21 +317,9 @@ def _read_in_workers(
     stream.finish()
 
 
-def _import_chunk(
-    chunk: list[tuple[AnswerRows, str]],
-    *,
-    audit_set: AuditSet,
-    batch: ImportBatch,
-    filename: str,
-    raters: dict[str, Rater],
-    totals: dict[str, int],
-    derived: NewClaims,
-) -> None:
-    """Write a chunk of new answers with their passages, claims, citations, checks and
-    labels: ids reserved up front and rows inserted in bulk (audit/services/bulk.py), so no
-    model instance is built for them; then the claims' derived rows (`derived`)."""
-    # Labels first: a label past the answer's claims refuses the file before this chunk
-    # writes anything (the transaction takes back the chunks before it).
+def _labels_check(chunk: list[tuple[AnswerRows, str]], *, filename: str) -> None:
+    """Refuse the file when a label points past its answer's claims, before the chunk writes
+    anything (the transaction takes back the chunks before it)."""
     for rows, _ in chunk:
         for i, label in enumerate(rows.labels):
             if not 0 <= label.claim_index < len(rows.claims):
@@ -367,220 +330,3 @@ def _import_chunk(
                     f"claim {label.claim_index} does not exist "
                     f"(the answer has {len(rows.claims)} claims, numbered from 0)",
                 )
-
-    # This chunk's questions only: an earlier chunk's new ones are rows by now.
-    asked: dict[str, str] = {}
-    for rows, _ in chunk:
-        asked.setdefault(rows.question_id, rows.question)
-    questions = _held_questions(audit_set_id=audit_set.pk, external_ids=asked)
-    new_questions = {key: text for key, text in asked.items() if key not in questions}
-    ids = bulk.reserve_ids(Question, len(new_questions))
-    bulk.insert_rows(
-        Question,
-        ("id", "audit_set_id", "external_id", "text"),
-        [
-            (pk, audit_set.pk, external_id, text)
-            for pk, (external_id, text) in zip(ids, new_questions.items(), strict=True)
-        ],
-    )
-    questions.update(zip(new_questions, ids, strict=True))
-
-    now = timezone.now()
-    created_at = bulk.db_value(Answer, "created_at", now)
-    computed_at = bulk.db_value(ClaimCheck, "computed_at", now)
-    set_id, batch_id = audit_set.pk, batch.pk
-    answer_ids = bulk.reserve_ids(Answer, len(chunk))
-    passage_ids = iter(bulk.reserve_ids(Passage, sum(len(rows.passages) for rows, _ in chunk)))
-    claim_ids = iter(bulk.reserve_ids(Claim, sum(len(rows.claims) for rows, _ in chunk)))
-    answer_rows_, passage_rows, claim_rows, link_rows, check_rows = [], [], [], [], []
-    # Per answer, its claims' ids in order, for the labels.
-    answer_claims: list[list[int]] = []
-    new_claims = []
-    not_located = Claim.Location.NOT_LOCATED
-    for answer_id, (rows, digest) in zip(answer_ids, chunk, strict=True):
-        system = rows.system
-        answer_rows_.append(
-            (
-                answer_id,
-                set_id,
-                questions[rows.question_id],
-                batch_id,
-                # No cutting to the column's length: the parsers refuse longer values, and
-                # two ids cut to one prefix would merge two answers.
-                rows.answer_id,
-                system,
-                rows.answer,
-                digest,
-                rows.is_partial,
-                rows.metadata,
-                created_at,
-            )
-        )
-        # Its passages' ids by position - 1.
-        own_passages = []
-        for title, url, text, is_cited in rows.passages:
-            passage_id = next(passage_ids)
-            own_passages.append(passage_id)
-            passage_rows.append(
-                (passage_id, answer_id, len(own_passages), title, url, text, is_cited)
-            )
-        topics = _topics(rows.metadata) if rows.has_topics else frozenset()
-        own = []
-        # import_plan.ClaimRow, field by field.
-        for (
-            order,
-            text,
-            start,
-            end,
-            location,
-            cited_unknown_json,
-            uncited,
-            citations,
-            cited_unknown,
-            matcher_version,
-            label,
-            best_score,
-            highlights,
-            numbers,
-            wrong_citation,
-            ungrounded,
-        ) in rows.claims:
-            claim_id = next(claim_ids)
-            own.append(claim_id)
-            new_claims.append(
-                NewClaim(
-                    claim_id=claim_id,
-                    answer_id=answer_id,
-                    system=system,
-                    citations=citations,
-                    cited_unknown=cited_unknown,
-                    uncited=uncited,
-                    check_label=label,
-                    wrong_citation=wrong_citation is not None,
-                    ungrounded=ungrounded,
-                    topics=topics,
-                )
-            )
-            claim_rows.append(
-                (
-                    claim_id,
-                    answer_id,
-                    order,
-                    text,
-                    start,
-                    end,
-                    location,
-                    cited_unknown_json,
-                    uncited,
-                )
-            )
-            link_rows.extend((claim_id, own_passages[n - 1]) for n in citations)
-            check_rows.append(
-                (
-                    claim_id,
-                    matcher_version,
-                    label,
-                    best_score,
-                    highlights,
-                    numbers,
-                    wrong_citation,
-                    computed_at,
-                )
-            )
-            totals["uncited"] += uncited
-            totals["unknown"] += len(cited_unknown)
-            totals["lost"] += location == not_located
-        totals["claims"] += len(own)
-        answer_claims.append(own)
-    bulk.insert_rows(
-        Answer,
-        (
-            "id",
-            "audit_set_id",
-            "question_id",
-            "import_batch_id",
-            "external_id",
-            "system",
-            "text",
-            "content_hash",
-            "is_partial",
-            "metadata",
-            "created_at",
-        ),
-        answer_rows_,
-    )
-    bulk.insert_rows(
-        Passage, ("id", "answer_id", "position", "title", "url", "text", "is_cited"), passage_rows
-    )
-    bulk.insert_rows(
-        Claim,
-        (
-            "id",
-            "answer_id",
-            "order",
-            "text",
-            "start",
-            "end",
-            "location",
-            "cited_unknown",
-            "is_uncited",
-        ),
-        claim_rows,
-    )
-    through = Claim.citations.through
-    bulk.insert_rows(
-        through,
-        ("id", "claim_id", "passage_id"),
-        [
-            (pk, *link)
-            for pk, link in zip(bulk.reserve_ids(through, len(link_rows)), link_rows, strict=True)
-        ],
-    )
-    bulk.insert_rows(
-        ClaimCheck,
-        (
-            "id",
-            "claim_id",
-            "matcher_version",
-            "label",
-            "best_score",
-            "highlights",
-            "numbers",
-            "wrong_citation",
-            "computed_at",
-        ),
-        [
-            (pk, *row)
-            for pk, row in zip(
-                bulk.reserve_ids(ClaimCheck, len(check_rows)), check_rows, strict=True
-            )
-        ],
-    )
-
-    labels = []
-    for (rows, _), own in zip(chunk, answer_claims, strict=True):
-        for label in rows.labels:
-            rater = raters.get(label.rater)
-            if rater is None:
-                rater, _ = Rater.objects.get_or_create(name=label.rater)
-                raters[label.rater] = rater
-            labels.append(
-                RaterLabel(
-                    rater=rater,
-                    claim_id=own[label.claim_index],
-                    judgment=label.judgment or "",
-                    raw_label=label.raw_label,
-                    verification_worthy=label.verification_worthy,
-                    note=label.note,
-                    import_batch=batch,
-                )
-            )
-    RaterLabel.objects.bulk_create(labels)
-    derived.add(new_claims)
-    totals["answers"] += len(chunk)
-
-
-def _topics(metadata: str) -> frozenset[str]:
-    """The topics of stored metadata (answer_topics of the JSON as read back: a format may
-    have built the metadata with tuples)."""
-    return answer_topics(json.loads(metadata))

@@ -4,24 +4,15 @@ come back as they were, with their timestamps, without splitting or matching aga
 
 from __future__ import annotations
 
+import json
+
 from django.contrib.auth import get_user_model
 
 from audit import judgments
-from audit.formats import AnswerRecord, labelled
-from audit.models import (
-    Adjudication,
-    Answer,
-    Assignment,
-    AuditSet,
-    AuditSheet,
-    Claim,
-    ClaimCheck,
-    ImportBatch,
-    Passage,
-    Question,
-    Rater,
-    RaterLabel,
-)
+from audit.formats import AnswerRecord, LabelRecord, labelled
+from audit.import_plan import AnswerRows, RestoredClaim
+from audit.models import Adjudication, Assignment, AuditSet, AuditSheet, ImportBatch, Rater
+from audit.services.answer_writer import answers_write
 
 # Rows per UPDATE when timestamps are put back (the import's answer chunk size).
 UPDATE_BATCH = 500
@@ -63,113 +54,39 @@ def restore_chunk(
     audit_set: AuditSet,
     batch: ImportBatch,
     filename: str,
-    questions: dict[str, int],
     raters: dict[str, Rater],
     users: dict[str, int],
     totals: dict[str, int],
 ) -> None:
-    """Write exported answers back as they were, without splitting or matching again."""
+    """Write exported answers back as they were, without splitting or matching again: what
+    an import writes too by answers_write, then assignments, sheets and gold with their
+    history."""
     exported = [record.labelled for record, _ in chunk]
-    new_questions: dict[str, Question] = {}
-    for answer in exported:
-        if answer.question_id not in questions and answer.question_id not in new_questions:
-            new_questions[answer.question_id] = Question(
-                audit_set=audit_set, external_id=answer.question_id, text=answer.question
-            )
-    Question.objects.bulk_create(new_questions.values())
-    questions.update((key, question.pk) for key, question in new_questions.items())
+    written = answers_write(
+        answers=[
+            (_exported_rows(record, users), record.labelled.content_hash) for record, _ in chunk
+        ],
+        audit_set_id=audit_set.pk,
+        batch=batch,
+        raters=raters,
+        totals=totals,
+    )
 
-    answers = [
-        Answer(
-            audit_set=audit_set,
-            question_id=questions[answer.question_id],
-            import_batch=batch,
-            external_id=answer.answer_id,
-            system=answer.system,
-            text=answer.text,
-            content_hash=answer.content_hash,
-            is_partial=answer.is_partial,
-            metadata=answer.metadata,
-        )
-        for answer in exported
-    ]
-    Answer.objects.bulk_create(answers)
-
-    passages: dict[tuple[int, int], Passage] = {}
-    for answer, row in zip(exported, answers, strict=True):
-        for p in answer.passages:
-            passages[row.pk, p.position] = Passage(
-                answer=row,
-                position=p.position,
-                title=p.title,
-                url=p.url,
-                text=p.text,
-                is_cited=p.is_cited,
-            )
-    Passage.objects.bulk_create(passages.values())
-
-    # Top-level claims first: atomic claims point at them.
-    claims: dict[tuple[int, int | None, int], Claim] = {}
-    for atomic in (False, True):
-        level = []
-        for answer, row in zip(exported, answers, strict=True):
-            for c in answer.claims:
-                if (c.parent_order is not None) != atomic:
-                    continue
-                claim = Claim(
-                    answer=row,
-                    parent=claims[row.pk, None, c.parent_order] if atomic else None,
-                    parent_order=c.parent_order,
-                    order=c.order,
-                    text=c.text,
-                    start=c.start,
-                    end=c.end,
-                    location=c.location,
-                    cited_unknown=list(c.cited_unknown),
-                    is_uncited=c.is_uncited,
-                    answers_question=c.answers_question,
-                    split_by_id=users[c.split_by] if c.split_by else None,
-                    split_at=c.split_at,
-                )
-                claims[row.pk, c.parent_order, c.order] = claim
-                level.append(claim)
-        Claim.objects.bulk_create(level)
-
-    through = Claim.citations.through
-    links, checks, assignments, labels = [], [], [], []
+    assignments = []
     sheets: dict[tuple[int, str], AuditSheet] = {}
     golds: list[tuple[Adjudication, labelled.Gold]] = []
-    for answer, row in zip(exported, answers, strict=True):
-        for c in answer.claims:
-            claim = claims[row.pk, c.parent_order, c.order]
-            links += [through(claim=claim, passage=passages[row.pk, n]) for n in c.citations]
-            if c.check is not None:
-                checks.append(_restored_check(claim, c.check))
-            assignments += [Assignment(claim=claim, reviewer_id=users[n]) for n in c.assigned]
+    for answer, claim_ids, passage_ids in zip(
+        exported, written.claim_ids, written.passage_ids, strict=True
+    ):
+        for c, claim_id in zip(answer.claims, claim_ids, strict=True):
+            assignments += [Assignment(claim_id=claim_id, reviewer_id=users[n]) for n in c.assigned]
             for sheet in c.sheets:
-                sheets[claim.pk, sheet.reviewer] = _restored_sheet(claim, sheet, users, passages)
-            if c.gold is not None:
-                golds.append((_restored_gold(claim, c.gold, users, passages), c.gold))
-            for label in c.rater_labels:
-                labels.append(
-                    RaterLabel(
-                        rater=_rater(raters, label.rater, label.kind),
-                        claim=claim,
-                        judgment=label.judgment,
-                        raw_label=label.raw_label,
-                        verification_worthy=label.verification_worthy,
-                        note=label.note,
-                        import_batch=batch,
-                    )
+                sheets[claim_id, sheet.reviewer] = _restored_sheet(
+                    claim_id, sheet, users, passage_ids
                 )
-            totals["claims"] += 1
-            totals["uncited"] += c.is_uncited
-            totals["unknown"] += len(c.cited_unknown)
-            totals["lost"] += c.location == Claim.Location.NOT_LOCATED
-    through.objects.bulk_create(links)
+            if c.gold is not None:
+                golds.append((_restored_gold(claim_id, c.gold, users, passage_ids), c.gold))
     Assignment.objects.bulk_create(assignments)
-    RaterLabel.objects.bulk_create(labels)
-    _create_keeping_times(ClaimCheck, checks, {"computed_at"})
     _create_keeping_times(AuditSheet, list(sheets.values()), {"created_at", "updated_at"})
     for adjudication, gold in golds:
         if gold.from_sheet is not None:
@@ -183,46 +100,102 @@ def restore_chunk(
     reason = f"imported from {filename}"[:100]
     AuditSheet.history.bulk_history_create(list(sheets.values()), default_change_reason=reason)
     Adjudication.history.bulk_history_create([a for a, _ in golds], default_change_reason=reason)
-    totals["answers"] += len(answers)
     totals["sheets"] += len(sheets)
     totals["gold"] += len(golds)
 
 
-def _restored_check(claim: Claim, check: labelled.MachineCheck) -> ClaimCheck:
-    return ClaimCheck(
-        claim=claim,
-        matcher_version=check.matcher_version,
-        label=check.label,
-        best_score=check.best_score,
-        highlights=check.highlights,
-        numbers=check.numbers,
-        wrong_citation=check.wrong_citation,
-        computed_at=check.computed_at,
+def _exported_rows(record: AnswerRecord, users: dict[str, int]) -> AnswerRows:
+    """An exported answer in the rows answers_write takes (import_plan.AnswerRows)."""
+    answer = record.labelled
+    claims, restored, labels = [], [], []
+    for index, c in enumerate(answer.claims):
+        claims.append(
+            (
+                c.order,
+                c.text,
+                c.start,
+                c.end,
+                c.location,
+                json.dumps(list(c.cited_unknown)),
+                c.is_uncited,
+                c.citations,
+                c.cited_unknown,
+                *_check_values(c.check),
+            )
+        )
+        restored.append(
+            RestoredClaim(
+                parent_order=c.parent_order,
+                answers_question=c.answers_question,
+                split_by_id=users[c.split_by] if c.split_by else None,
+                split_at=c.split_at,
+                check_computed_at=c.check.computed_at if c.check else None,
+            )
+        )
+        labels += [
+            LabelRecord(
+                rater=label.rater,
+                claim_index=index,
+                judgment=label.judgment,
+                raw_label=label.raw_label,
+                verification_worthy=label.verification_worthy,
+                note=label.note,
+                kind=label.kind,
+            )
+            for label in c.rater_labels
+        ]
+    return AnswerRows(
+        location=record.location,
+        question_id=answer.question_id,
+        question=answer.question,
+        answer_id=answer.answer_id,
+        system=answer.system,
+        labels=tuple(labels),
+        given_claims=len(claims),
+        answer=answer.text,
+        metadata=json.dumps(answer.metadata),
+        has_topics="topics" in answer.metadata,
+        is_partial=answer.is_partial,
+        passages=tuple((p.title, p.url, p.text, p.is_cited) for p in answer.passages),
+        claims=tuple(claims),
+        restored=tuple(restored),
     )
 
 
-def _judged_fields(
-    claim: Claim, record: labelled.Judged, passages: dict[tuple[int, int], Passage]
-) -> dict:
-    """A restored sheet's or gold record's judgment fields, its passage found by position."""
+def _check_values(check: labelled.MachineCheck | None) -> tuple:
+    """A machine check's values in import_plan.ClaimRow, from matcher_version on."""
+    if check is None:
+        return (None, None, None, None, None, None, 0)
+    return (
+        check.matcher_version,
+        check.label,
+        check.best_score,
+        json.dumps(check.highlights),
+        json.dumps(check.numbers),
+        None if check.wrong_citation is None else json.dumps(check.wrong_citation),
+        # selectors.release.ungrounded_numbers of the stored numbers.
+        sum(1 for n in check.numbers if not n.get("grounded")),
+    )
+
+
+def _judged_fields(record: labelled.Judged, passage_ids: list[int]) -> dict:
+    """A restored sheet's or gold record's judgment fields, its passage found by position
+    among its answer's passage ids."""
     fields = {name: getattr(record, name) for name in judgments.FIELDS}
-    wrong = record.wrong_citation_passage
-    fields["wrong_citation_passage"] = passages[claim.answer_id, wrong] if wrong else None
+    wrong = fields.pop("wrong_citation_passage")
+    fields["wrong_citation_passage_id"] = passage_ids[wrong - 1] if wrong else None
     return fields
 
 
 def _restored_sheet(
-    claim: Claim,
-    sheet: labelled.Sheet,
-    users: dict[str, int],
-    passages: dict[tuple[int, int], Passage],
+    claim_id: int, sheet: labelled.Sheet, users: dict[str, int], passage_ids: list[int]
 ) -> AuditSheet:
     return AuditSheet(
-        claim=claim,
+        claim_id=claim_id,
         reviewer_id=users[sheet.reviewer],
         answer_statement=sheet.answer_statement,
         cited_urls=sheet.cited_urls,
-        **_judged_fields(claim, sheet, passages),
+        **_judged_fields(sheet, passage_ids),
         notes=sheet.notes,
         status=sheet.status,
         active_seconds=sheet.active_seconds,
@@ -234,14 +207,11 @@ def _restored_sheet(
 
 
 def _restored_gold(
-    claim: Claim,
-    gold: labelled.Gold,
-    users: dict[str, int],
-    passages: dict[tuple[int, int], Passage],
+    claim_id: int, gold: labelled.Gold, users: dict[str, int], passage_ids: list[int]
 ) -> Adjudication:
     return Adjudication(
-        claim=claim,
-        **_judged_fields(claim, gold, passages),
+        claim_id=claim_id,
+        **_judged_fields(gold, passage_ids),
         source=gold.source,
         reason=gold.reason,
         note=gold.note,
@@ -250,14 +220,6 @@ def _restored_gold(
         created_at=gold.created_at,
         updated_at=gold.updated_at,
     )
-
-
-def _rater(raters: dict[str, Rater], name: str, kind: str) -> Rater:
-    rater = raters.get(name)
-    if rater is None:
-        rater, _ = Rater.objects.get_or_create(name=name, defaults={"kind": kind})
-        raters[name] = rater
-    return rater
 
 
 def _create_keeping_times(model: type, objects: list, fields: set[str]) -> None:
