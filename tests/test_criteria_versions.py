@@ -4,7 +4,6 @@ names the version and who changed the criteria after review started, when and wh
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 
@@ -28,10 +27,6 @@ def locked(opened, lead, reviewer_a):
     services.criteria_update(audit_set=opened, criteria=[{"kind": "no_contradicted"}], by=lead)
     submit_sheet(reviewer_a, claim_at("hm-2-a", 0), "contradicted")
     return opened
-
-
-def _json(response) -> dict:
-    return json.loads(response.content)
 
 
 def test_each_change_is_a_new_version_and_needs_no_reason_before_review(handmade, lead):
@@ -65,10 +60,10 @@ def test_api_patch_of_locked_criteria_without_a_reason_is_422(locked, lead):
     )
 
     assert response.status_code == 422
-    assert "criteria_reason" in _json(response)["detail"]
+    assert "criteria_reason" in response.json()["detail"]
     locked.refresh_from_db()
     assert locked.criteria == [{"kind": "no_contradicted", "topics": []}]
-    decision = _json(client.get(f"/api/v1/sets/{locked.pk}/decision", {"system": "handmade v1"}))
+    decision = client.get(f"/api/v1/sets/{locked.pk}/decision", {"system": "handmade v1"}).json()
     assert decision["decision"] == "provisional"
     assert decision["criteria_changed_after_review_started"] is False
     assert decision["criteria_version"]["version"] == 1
@@ -76,7 +71,7 @@ def test_api_patch_of_locked_criteria_without_a_reason_is_422(locked, lead):
 
 def test_api_patch_with_a_reason_makes_a_version_the_decision_names(locked, lead):
     client = api_client(lead)
-    before = _json(client.get(f"/api/v1/sets/{locked.pk}/decision", {"system": "handmade v1"}))
+    before = client.get(f"/api/v1/sets/{locked.pk}/decision", {"system": "handmade v1"}).json()
     assert before["criteria"][0]["passed"] is False  # the contradicted sheet fails it
 
     response = client.patch(
@@ -88,7 +83,7 @@ def test_api_patch_with_a_reason_makes_a_version_the_decision_names(locked, lead
     assert response.status_code == 200, response.content
     change = CriteriaChange.objects.get(audit_set=locked, version=2)
     assert (change.by, change.reason, change.after_lock) == (lead, REASON, True)
-    decision = _json(client.get(f"/api/v1/sets/{locked.pk}/decision", {"system": "handmade v1"}))
+    decision = client.get(f"/api/v1/sets/{locked.pk}/decision", {"system": "handmade v1"}).json()
     named = {
         "version": 2,
         "by": "lead",
@@ -100,7 +95,7 @@ def test_api_patch_with_a_reason_makes_a_version_the_decision_names(locked, lead
     assert decision["criteria_changed_after_review_started"] is True
     assert decision["criteria_changes_after_review_started"] == [named]
     assert decision["review_started_at"] is not None
-    report = _json(client.get(f"/api/v1/sets/{locked.pk}/report"))
+    report = client.get(f"/api/v1/sets/{locked.pk}/report").json()
     assert report["criteria_version"] == named
     assert report["criteria_changes_after_review_started"] == [named]
 

@@ -4,8 +4,6 @@ author and note, criteria versions with their reason, re-comparing by a job for 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
@@ -21,10 +19,6 @@ pytestmark = pytest.mark.django_db
 NOTE = "Define unclear."
 REASON = "Wrong citations are counted by the matcher now; three are tolerated."
 WEAKER = [{"kind": "max_wrong_citations", "limit": 3}]
-
-
-def _json(response) -> dict:
-    return json.loads(response.content)
 
 
 def _patch(client, audit_set, body: dict):
@@ -74,7 +68,7 @@ def test_a_guideline_edit_through_the_api_is_a_version_with_author_and_note_as_o
     api = _patch(api_client(lead), twin, {"guidelines": new_text, "guidelines_note": NOTE})
 
     assert (page.status_code, api.status_code) == (302, 200), api.content
-    assert _json(api)["guidelines"] == new_text
+    assert api.json()["guidelines"] == new_text
     expected = [
         (1, opened.guidelines, "First version.", None),
         (2, new_text, NOTE, lead),
@@ -87,7 +81,7 @@ def test_an_api_guideline_edit_without_a_note_is_refused_as_on_the_page(opened, 
     response = _patch(api_client(lead), opened, {"guidelines": "Other rules."})
 
     assert response.status_code == 422
-    assert _json(response) == {
+    assert response.json() == {
         "detail": "Invalid request: body.guidelines_note: "
         "Say what changed in the guidelines, in the change note."
     }
@@ -103,10 +97,10 @@ def test_a_note_or_a_reason_without_what_it_explains_is_refused(opened, lead):
     note = _patch(client, opened, {"name": "Renamed", "guidelines_note": NOTE})
 
     assert (reason.status_code, note.status_code) == (422, 422)
-    assert _json(reason) == {
+    assert reason.json() == {
         "detail": "Invalid request: body.criteria_reason: a reason is given with criteria only."
     }
-    assert _json(note) == {
+    assert note.json() == {
         "detail": "Invalid request: body.guidelines_note: a note is given with guidelines only."
     }
     opened.refresh_from_db()
@@ -157,7 +151,7 @@ def test_locked_criteria_through_the_api_need_a_reason_and_are_recorded_as_on_th
     api_refused = _patch(api_client(lead), locked, {"criteria": WEAKER})
 
     assert (page_refused.status_code, api_refused.status_code) == (200, 422)
-    assert "body.criteria_reason: Review started" in _json(api_refused)["detail"]
+    assert "body.criteria_reason: Review started" in api_refused.json()["detail"]
     before = [(1, lead, [], [{"kind": "no_contradicted", "topics": []}], False, "")]
     assert _changes(locked) == before
 
@@ -200,9 +194,9 @@ def test_the_apis_recompare_of_a_big_set_is_a_job_and_of_a_small_one_direct(open
 
     assert queued.status_code == 202, queued.content
     job = Job.objects.get()
-    assert _json(queued)["id"] == job.pk
-    assert (_json(queued)["kind"], _json(queued)["status"]) == ("recompare", "queued")
-    assert _json(client.get(f"/api/v1/jobs/{job.pk}"))["id"] == job.pk
+    assert queued.json()["id"] == job.pk
+    assert (queued.json()["kind"], queued.json()["status"]) == ("recompare", "queued")
+    assert client.get(f"/api/v1/jobs/{job.pk}").json()["id"] == job.pk
     opened.refresh_from_db()
     assert (opened.auto_gold, opened.evidence_jaccard_threshold) == (True, 0.5)
     run_queued_jobs()
@@ -213,7 +207,7 @@ def test_the_apis_recompare_of_a_big_set_is_a_job_and_of_a_small_one_direct(open
     direct = _patch(client, opened, {"evidence_jaccard_threshold": 0.3})
 
     assert direct.status_code == 200
-    assert _json(direct)["evidence_jaccard_threshold"] == 0.3
+    assert direct.json()["evidence_jaccard_threshold"] == 0.3
     assert Job.objects.count() == 1
 
 
