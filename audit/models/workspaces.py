@@ -132,5 +132,13 @@ class ApiToken(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
 
+    def reach(self) -> str:
+        """Where the token works, as its list says: "workspace X · set Y"."""
+        if self.workspace_id is None:
+            return "all your workspaces"
+        if self.audit_set_id is None:
+            return f"workspace {self.workspace.name}"
+        return f"workspace {self.workspace.name} · set {self.audit_set.name}"
+
     def is_active(self, now) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
