@@ -3,7 +3,9 @@ adjudicates and exports; a reviewer judges what is assigned. A site administrato
 (`is_superuser`) creates workspaces and is an owner in every one.
 
 Every question "may this user do X to this set" is answered here from the user's active
-memberships, never from global groups.
+memberships, never from global groups. An API token may limit its request's user to one
+workspace, or one set of it (limit_to_token): every answer here, and the set and job
+selectors built on them, then leave out everything else, so a lookup answers 404.
 """
 
 from __future__ import annotations
@@ -22,13 +24,43 @@ def is_site_admin(user) -> bool:
     return bool(user is not None and user.is_authenticated and user.is_superuser)
 
 
+def limit_to_token(user, *, workspace_id: int | None, set_id: int | None) -> None:
+    """Limit `user` to a workspace (None: all of theirs) and one set of it (None: the whole
+    workspace). Set on the user object that an API request's token loaded for that request
+    alone; a page's user is never limited."""
+    user._citeaudit_limit = (workspace_id, set_id)
+    user.__dict__.pop("_citeaudit_roles", None)
+
+
+def _limit(user) -> tuple[int | None, int | None]:
+    return getattr(user, "_citeaudit_limit", (None, None))
+
+
+def limited_set_id(user) -> int | None:
+    """The one set the user's token is limited to, or None."""
+    return _limit(user)[1]
+
+
+def within_limit(user, sets: QuerySet[AuditSet]) -> QuerySet[AuditSet]:
+    """`sets` less those outside the user's token's set (its workspace is left out already
+    by the workspaces below)."""
+    set_id = limited_set_id(user)
+    return sets if set_id is None else sets.filter(pk=set_id)
+
+
+def _within(user, workspaces: QuerySet[Workspace]) -> QuerySet[Workspace]:
+    workspace_id = _limit(user)[0]
+    return workspaces if workspace_id is None else workspaces.filter(pk=workspace_id)
+
+
 def _memberships(user) -> dict[int, str]:
     """{workspace id: role} of the user's active memberships, asked once per request's user
     object (the view and the page's menu both ask), so a change shows from the next request."""
     if not hasattr(user, "_citeaudit_roles"):
-        user._citeaudit_roles = dict(
-            Membership.objects.filter(user=user, is_active=True).values_list("workspace_id", "role")
-        )
+        found = Membership.objects.filter(user=user, is_active=True)
+        if _limit(user)[0] is not None:
+            found = found.filter(workspace_id=_limit(user)[0])
+        user._citeaudit_roles = dict(found.values_list("workspace_id", "role"))
     return user._citeaudit_roles
 
 
@@ -37,9 +69,12 @@ def lead_workspaces(user) -> QuerySet[Workspace]:
     if user is None or not user.is_authenticated:
         return Workspace.objects.none()
     if user.is_superuser:
-        return Workspace.objects.all()
-    return Workspace.objects.filter(
-        memberships__user=user, memberships__is_active=True, memberships__role__in=LEADING
+        return _within(user, Workspace.objects.all())
+    return _within(
+        user,
+        Workspace.objects.filter(
+            memberships__user=user, memberships__is_active=True, memberships__role__in=LEADING
+        ),
     )
 
 
@@ -47,9 +82,12 @@ def owned_workspaces(user) -> QuerySet[Workspace]:
     if user is None or not user.is_authenticated:
         return Workspace.objects.none()
     if user.is_superuser:
-        return Workspace.objects.all()
-    return Workspace.objects.filter(
-        memberships__user=user, memberships__is_active=True, memberships__role=OWNER
+        return _within(user, Workspace.objects.all())
+    return _within(
+        user,
+        Workspace.objects.filter(
+            memberships__user=user, memberships__is_active=True, memberships__role=OWNER
+        ),
     )
 
 
@@ -58,8 +96,10 @@ def member_workspaces(user) -> QuerySet[Workspace]:
     if user is None or not user.is_authenticated:
         return Workspace.objects.none()
     if user.is_superuser:
-        return Workspace.objects.all()
-    return Workspace.objects.filter(memberships__user=user, memberships__is_active=True)
+        return _within(user, Workspace.objects.all())
+    return _within(
+        user, Workspace.objects.filter(memberships__user=user, memberships__is_active=True)
+    )
 
 
 def is_lead(user) -> bool:
@@ -77,12 +117,14 @@ def role_in(user, workspace_id: int) -> str | None:
     if user is None or not user.is_authenticated:
         return None
     if user.is_superuser:
-        return OWNER
+        return OWNER if _limit(user)[0] in (None, workspace_id) else None
     return _memberships(user).get(workspace_id)
 
 
 def leads(user, audit_set: AuditSet) -> bool:
     """May lead this set: a lead or owner of the set's workspace."""
+    if limited_set_id(user) not in (None, audit_set.pk):
+        return False
     return role_in(user, audit_set.workspace_id) in LEADING
 
 

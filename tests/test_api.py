@@ -76,7 +76,14 @@ def test_only_a_hash_of_the_secret_is_stored_and_use_is_recorded(lead):
     assert text not in json.dumps(list(ApiToken.objects.values()), default=str)
     assert token.last_used_at is None
     me = Client(HTTP_AUTHORIZATION=f"Bearer {text}").get("/api/v1/me")
-    assert _json(me) == {"username": "lead", "lead": True, "scope": "read", "token": "ci"}
+    assert _json(me) == {
+        "username": "lead",
+        "lead": True,
+        "scope": "read",
+        "token": "ci",
+        "workspace": None,
+        "set": None,
+    }
     token.refresh_from_db()
     assert token.last_used_at is not None
 

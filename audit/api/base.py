@@ -2,7 +2,9 @@
 
 Every request carries `Authorization: Bearer <token>`; its user becomes `request.user`, so
 the pages' permission helpers (audit.views.access) and selectors decide what it may see,
-unchanged. Session cookies are not read here: a page's cookie never authorizes a write.
+unchanged; a token limited to a workspace or set limits that user (audit.roles), so they
+answer 404 outside it. Session cookies are not read here: a page's cookie never authorizes
+a write.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ninja.security import HttpBearer
 
 from audit import services
 from audit.models import ApiToken, Workspace
-from audit.roles import lead_workspaces
+from audit.roles import lead_workspaces, limit_to_token, limited_set_id
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 MAX_LIMIT = 500
@@ -41,6 +43,7 @@ class TokenAuth(HttpBearer):
             raise HttpError(401, str(rejected)) from None
         if found.scope != ApiToken.Scope.WRITE and request.method not in SAFE_METHODS:
             raise HttpError(403, "This token is read-only; make a read-write token to write.")
+        limit_to_token(found.user, workspace_id=found.workspace_id, set_id=found.audit_set_id)
         request.user = found.user
         return found
 
@@ -165,6 +168,8 @@ class Page(Schema):
 def lead_workspace(request: HttpRequest, slug: str) -> Workspace:
     """The workspace a new set goes in: the one named, among those the user leads, or the
     only one they lead."""
+    if limited_set_id(request.user) is not None:
+        raise HttpError(403, "This token is limited to one set; it makes no new set.")
     workspaces = lead_workspaces(request.user)
     if slug:
         workspace = workspaces.filter(slug=slug).first()

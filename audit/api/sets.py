@@ -98,12 +98,17 @@ def _settings_out(audit_set: AuditSet) -> dict:
 
 @api.get("/me", response=dict, tags=["tokens"], url_name="me")
 def me(request: HttpRequest) -> dict:
-    """The token's owner and what the token may do."""
+    """The token's owner and what the token may do: read or write, in which workspace (its
+    slug; null for every workspace of the owner) and set (its id; null for the whole
+    workspace)."""
+    token = request.auth
     return {
         "username": request.user.get_username(),
         "lead": is_lead(request.user),
-        "scope": request.auth.scope,
-        "token": request.auth.name,
+        "scope": token.scope,
+        "token": token.name,
+        "workspace": token.workspace.slug if token.workspace_id else None,
+        "set": token.audit_set_id,
     }
 
 

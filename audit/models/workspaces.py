@@ -86,7 +86,8 @@ class Invitation(models.Model):
 
 
 class ApiToken(models.Model):
-    """A personal token for the HTTP API (/api/v1/): requests made with it act as its owner.
+    """A personal token for the HTTP API (/api/v1/): requests made with it act as its owner,
+    within the token's workspace and set when it names them (audit.roles.limit_to_token).
 
     Only a hash of the secret is stored; the secret is shown once, when the token is made.
     The prefix (the token's first characters, not secret) finds the row in one lookup.
@@ -109,12 +110,35 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Null: every workspace of the owner (tokens made before tokens had a scope). Deleting
+    # the workspace or set deletes the token: it never outlives its limit to become wider.
+    workspace = models.ForeignKey(
+        Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    # Null: the whole workspace. A set of the token's workspace (services.token_create).
+    audit_set = models.ForeignKey(
+        "AuditSet", null=True, blank=True, on_delete=models.CASCADE, related_name="api_tokens"
+    )
 
     class Meta:
         ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(audit_set__isnull=True) | models.Q(workspace__isnull=False),
+                name="api_token_set_within_workspace",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+    def reach(self) -> str:
+        """Where the token works, as its list says: "workspace X · set Y"."""
+        if self.workspace_id is None:
+            return "all your workspaces"
+        if self.audit_set_id is None:
+            return f"workspace {self.workspace.name}"
+        return f"workspace {self.workspace.name} · set {self.audit_set.name}"
 
     def is_active(self, now) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)

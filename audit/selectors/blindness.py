@@ -74,7 +74,9 @@ def visible_sheets(queryset: QuerySet[AuditSheet], *, user) -> QuerySet[AuditShe
 
 def sets_led_by(*, user) -> QuerySet[AuditSet]:
     """Every set of the workspaces where the user is a lead or owner."""
-    return AuditSet.objects.filter(workspace__in=roles.lead_workspaces(user))
+    return roles.within_limit(
+        user, AuditSet.objects.filter(workspace__in=roles.lead_workspaces(user))
+    )
 
 
 def sets_reviewed_by(*, user) -> QuerySet[AuditSet]:
@@ -82,18 +84,21 @@ def sets_reviewed_by(*, user) -> QuerySet[AuditSet]:
     deactivated member keeps their assignments' history but sees nothing."""
     if user is None or not user.is_authenticated:
         return AuditSet.objects.none()
-    return AuditSet.objects.filter(
+    reviewed = AuditSet.objects.filter(
         pk__in=AuditSet.reviewers.through.objects.filter(user=user).values("auditset_id"),
         workspace__in=roles.member_workspaces(user),
     )
+    return roles.within_limit(user, reviewed)
 
 
 def sets_visible_to(*, user) -> QuerySet[AuditSet]:
     """The sets a user may open at all: those they lead plus those they review. Every set
-    page, count and search starts from here, so nothing crosses workspaces."""
+    page, count and search starts from here, so nothing crosses workspaces (nor leaves an
+    API token's workspace and set)."""
     if user is None or not user.is_authenticated:
         return AuditSet.objects.none()
-    return AuditSet.objects.filter(
+    visible = AuditSet.objects.filter(
         Q(workspace__in=roles.lead_workspaces(user))
         | Q(pk__in=sets_reviewed_by(user=user).values("pk"))
     )
+    return roles.within_limit(user, visible)

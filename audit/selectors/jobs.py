@@ -40,11 +40,14 @@ class JobProgress:
 
 def jobs_for_lead(*, user) -> QuerySet[Job]:
     """The jobs of the workspaces the user leads, newest first: only leads start jobs, and
-    every lead of the workspace may follow them."""
+    every lead of the workspace may follow them. A token limited to one set sees that
+    set's jobs only."""
     workspaces = roles.lead_workspaces(user)
-    return Job.objects.select_related("audit_set", "created_by").filter(
+    jobs = Job.objects.select_related("audit_set", "created_by").filter(
         Q(audit_set__workspace__in=workspaces) | Q(audit_set__isnull=True, workspace__in=workspaces)
     )
+    set_id = roles.limited_set_id(user)
+    return jobs if set_id is None else jobs.filter(audit_set_id=set_id)
 
 
 def job_is_stale(job: Job) -> bool:

@@ -66,7 +66,13 @@ from audit.services.sheets import (
     sheet_submit,
 )
 from audit.services.splits import AtomicPart, claim_split
-from audit.services.tokens import TokenRejected, token_authenticate, token_create, token_revoke
+from audit.services.tokens import (
+    TokenRejected,
+    TokenScopeRefused,
+    token_authenticate,
+    token_create,
+    token_revoke,
+)
 from audit.services.validation import ReviewError, SheetIncomplete
 from audit.services.verdicts import VerdictImportSummary, verdicts_import
 from audit.services.webhooks import WebhookRefused, webhook_create, webhook_delete, webhooks_fire
@@ -139,6 +145,7 @@ __all__ = [
     "webhook_delete",
     "webhooks_fire",
     "TokenRejected",
+    "TokenScopeRefused",
     "token_authenticate",
     "token_create",
     "token_revoke",

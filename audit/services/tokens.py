@@ -10,7 +10,8 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from audit.models import ApiToken
+from audit import roles, selectors
+from audit.models import ApiToken, AuditSet, Workspace
 
 # Tokens read "cit_<prefix>_<secret>": the prefix finds the row, the secret proves it.
 TOKEN_PREFIX = "cit_"
@@ -28,14 +29,40 @@ class TokenRejected(Exception):
         return self.reason
 
 
+class TokenScopeRefused(Exception):
+    """A workspace or set a new token may not be limited to, said to its owner as it is."""
+
+
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
 def token_create(
-    *, user, name: str, scope: str, expires_at: datetime | None = None
+    *,
+    user,
+    name: str,
+    scope: str,
+    expires_at: datetime | None = None,
+    workspace: Workspace | None = None,
+    audit_set: AuditSet | None = None,
 ) -> tuple[ApiToken, str]:
-    """Make a token for the user; returns it with its whole text, which is never stored."""
+    """Make a token for the user; returns it with its whole text, which is never stored.
+
+    `workspace` limits it to one workspace the user is a member of, `audit_set` to one set of
+    that workspace the user may open (a set alone implies its workspace); TokenScopeRefused
+    otherwise. Neither: every workspace of the user's, as they are when it is used.
+    """
+    if audit_set is not None and workspace is None:
+        workspace = audit_set.workspace
+    if workspace is not None and not roles.member_workspaces(user).filter(pk=workspace.pk).exists():
+        raise TokenScopeRefused(f"You are not a member of the workspace “{workspace.name}”.")
+    if audit_set is not None and (
+        audit_set.workspace_id != workspace.pk
+        or not selectors.sets_visible_to(user=user).filter(pk=audit_set.pk).exists()
+    ):
+        raise TokenScopeRefused(
+            f"The workspace “{workspace.name}” has no set “{audit_set.name}” that you may open."
+        )
     prefix = secrets.token_hex(6)
     text = f"{TOKEN_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
     token = ApiToken.objects.create(
@@ -45,6 +72,8 @@ def token_create(
         secret_hash=_digest(text),
         scope=scope,
         expires_at=expires_at,
+        workspace=workspace,
+        audit_set=audit_set,
     )
     return token, text
 
