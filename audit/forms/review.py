@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 
 from django import forms
-from django.contrib.auth import get_user_model
 
 from audit import claims as claim_parsing
 from audit import judgments, selectors
 from audit.judgments import Assertion, EvidenceRef, JudgmentData
 from audit.models import AuditSet
+from audit.services.assignment import OVERLAP_MAX
+from audit.services.calibration import CONTROL_RATE_MAX
 from audit.services.splits import AtomicPart
 
 
@@ -133,7 +134,7 @@ class SkipForm(forms.Form):
 class ControlSettingsForm(forms.Form):
     control_rate = forms.IntegerField(
         min_value=0,
-        max_value=1000,
+        max_value=CONTROL_RATE_MAX,
         label="One control in N claims",
         help_text="0: no controls. Controls are mixed into every reviewer’s queue.",
     )
@@ -159,7 +160,10 @@ class ReviewOpenForm(forms.Form):
         queryset=None, widget=forms.CheckboxSelectMultiple, label="Reviewers"
     )
     overlap = forms.IntegerField(
-        min_value=1, max_value=5, initial=2, help_text="Reviewers who judge each claim."
+        min_value=1,
+        max_value=OVERLAP_MAX,
+        initial=2,
+        help_text="Reviewers who judge each claim.",
     )
     allow_reviewer_split = forms.BooleanField(
         required=False, label="Reviewers may split claims into atomic facts before judging"
@@ -185,10 +189,7 @@ class ReviewerReplaceForm(forms.Form):
 
     def __init__(self, *args, audit_set: AuditSet, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        users = get_user_model().objects.order_by("username")
-        self.fields["leaving"].queryset = users.filter(
-            assignments__claim__answer__audit_set=audit_set
-        ).distinct()
+        self.fields["leaving"].queryset = selectors.set_assignees(audit_set=audit_set)
         self.fields["joining"].queryset = selectors.review_candidates(audit_set=audit_set)
 
     def clean(self) -> dict:

@@ -16,7 +16,7 @@ from django.db.models import (
 from django.db.models.functions import Left
 
 from audit import judgments
-from audit.comparison import RunClaim
+from audit.comparison import RunClaim, RunComparison, compare_runs
 from audit.metrics import (
     RELEASE_FLAGS,
     ClaimLabel,
@@ -42,6 +42,10 @@ from audit.selectors.blindness import blind_claims
 
 class UnknownRun(LookupError):
     """A run key that names neither a system nor an import of the set (views answer 404)."""
+
+
+class SameRun(ValueError):
+    """A comparison of a run with itself, which says nothing."""
 
 
 @dataclass(frozen=True)
@@ -343,6 +347,36 @@ def release_counts_by_system(*, audit_set: AuditSet) -> dict[str, ReleaseCounts]
     ):
         groups[row["system"]].append((ReleaseFlags.from_row(row), row["claims"]))
     return {system: release_counts_weighted(groups[system]) for system in sorted(groups)}
+
+
+@dataclass(frozen=True)
+class Compared:
+    """Run A (before) against run B (after), each with the name the set gives it."""
+
+    a: Run
+    b: Run
+    result: RunComparison
+
+
+def run_comparison(*, audit_set: AuditSet, a: str, b: str, viewer=None) -> Compared:
+    """Compare two runs of the set (keys as `set_runs` gives them) claim by claim, each
+    claim labelled as `viewer` may see it. Raises UnknownRun for a key the set does not
+    have and SameRun when both keys are one run."""
+    names = {run.key: run.name for run in set_runs(audit_set=audit_set)}
+    for key in (a, b):
+        if key not in names:
+            raise UnknownRun(key)
+    if a == b:
+        raise SameRun("Pick two different runs.")
+    result = compare_runs(
+        run_claims(audit_set=audit_set, run=a, viewer=viewer),
+        run_claims(audit_set=audit_set, run=b, viewer=viewer),
+        name_a=names[a],
+        name_b=names[b],
+        questions_a=run_question_ids(audit_set=audit_set, run=a),
+        questions_b=run_question_ids(audit_set=audit_set, run=b),
+    )
+    return Compared(a=Run(a, names[a]), b=Run(b, names[b]), result=result)
 
 
 def run_question_ids(*, audit_set: AuditSet, run: str) -> set[str]:

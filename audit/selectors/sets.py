@@ -227,6 +227,16 @@ def review_candidates(*, audit_set: AuditSet) -> QuerySet:
     )
 
 
+def set_assignees(*, audit_set: AuditSet) -> QuerySet:
+    """Users who hold a claim of the set: those whose open work a lead can hand on."""
+    return (
+        get_user_model()
+        .objects.filter(assignments__claim__answer__audit_set=audit_set)
+        .distinct()
+        .order_by("username")
+    )
+
+
 def _submitted_by_assignee(**filters) -> QuerySet[AuditSheet]:
     # A sheet counts only while its reviewer is still assigned to the claim (a split or a
     # replacement can leave sheets behind that nobody is waiting for).

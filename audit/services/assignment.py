@@ -22,6 +22,9 @@ from audit.services.locks import audit_set_lock, claims_lock
 from audit.services.planner import planner_statistics_refresh
 from audit.services.validation import ReviewError
 
+# More reviewers per claim than this is a typo, not a design: each claim costs that many reads.
+OVERLAP_MAX = 5
+
 
 @dataclass(frozen=True)
 class OpenSummary:
@@ -58,6 +61,8 @@ def review_open(
     people = list(dict.fromkeys(reviewers))
     if overlap < 1:
         raise ReviewError("Each claim needs at least one reviewer.")
+    if overlap > OVERLAP_MAX:
+        raise ReviewError(f"Each claim may have at most {OVERLAP_MAX} reviewers.")
     if len(people) < overlap:
         raise ReviewError(
             f"An overlap of {overlap} needs at least {overlap} reviewers; {len(people)} chosen."

@@ -22,6 +22,8 @@ from audit.roles import leads
 from audit.selectors import holds_claim
 
 SKIP_REASON_MAX = 2000
+# One control in more claims than this measures a reviewer on too few controls to tell.
+CONTROL_RATE_MAX = 1000
 
 
 def claim_skip(*, claim: Claim, user: AbstractBaseUser, reason: str) -> ClaimSkip:
@@ -77,8 +79,10 @@ def control_settings_update(
     which a reviewer is shown to the leads; returns how many controls were mixed in."""
     if not leads(by, audit_set):
         raise PermissionDenied("Only a lead can change control settings.")
-    if rate == 1 or rate < 0:
-        raise JudgmentError("One control in N claims: N is 0 (no controls) or at least 2.")
+    if rate == 1 or rate < 0 or rate > CONTROL_RATE_MAX:
+        raise JudgmentError(
+            f"One control in N claims: N is 0 (no controls) or from 2 to {CONTROL_RATE_MAX}."
+        )
     if not 0.0 <= threshold <= 1.0:
         raise JudgmentError("The threshold is a share of claims, between 0 and 1.")
     with transaction.atomic():

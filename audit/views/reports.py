@@ -246,29 +246,26 @@ def set_criteria(request: HttpRequest, pk: int) -> HttpResponse:
 def set_compare(request: HttpRequest, pk: int) -> HttpResponse:
     audit_set = access.get_set_for_lead(request, pk)
     runs = selectors.set_runs(audit_set=audit_set)
-    names = {run.key: run.name for run in runs}
     form = CompareForm(
         request.GET or None, runs=runs, defaults=selectors.compare_defaults(audit_set=audit_set)
     )
     ctx: dict = {"audit_set": audit_set, "here": "compare", "form": form}
     if form.is_bound and form.is_valid():
-        a, b = form.cleaned_data["a"], form.cleaned_data["b"]
         try:
-            result = comparison.compare_runs(
-                selectors.run_claims(audit_set=audit_set, run=a, viewer=request.user),
-                selectors.run_claims(audit_set=audit_set, run=b, viewer=request.user),
-                name_a=names[a],
-                name_b=names[b],
-                questions_a=selectors.run_question_ids(audit_set=audit_set, run=a),
-                questions_b=selectors.run_question_ids(audit_set=audit_set, run=b),
+            compared = selectors.run_comparison(
+                audit_set=audit_set,
+                a=form.cleaned_data["a"],
+                b=form.cleaned_data["b"],
+                viewer=request.user,
             )
         except selectors.UnknownRun:
             raise Http404("No such run.") from None
+        result = compared.result
         ctx.update(
             {
                 "result": result,
-                "name_a": names[a],
-                "name_b": names[b],
+                "name_a": compared.a.name,
+                "name_b": compared.b.name,
                 "groups": [
                     (status, STATUS_LABELS[status], result.with_status(status))
                     for status in (
