@@ -418,16 +418,17 @@ def test_the_queue_pages_by_offset_and_refuses_an_unknown_filter_value(opened, r
 
 
 @pytest.fixture
-def three_runs(handmade, reviewer_a, reviewer_b, lead):
-    return judge_third_run(handmade, (reviewer_a, reviewer_b), lead)
+def runs_set(handmade, reviewer_a, reviewer_b, lead) -> AuditSet:
+    """Three runs of the hand-made answers, the third judged (see judge_third_run)."""
+    return judge_third_run(handmade, (reviewer_a, reviewer_b), lead)["set"]
 
 
 def _ids(claims) -> list[int]:
     return [claim.claim_id for claim in claims]
 
 
-def test_compare_gives_the_pages_comparison(client_for, three_runs, lead):
-    audit_set = three_runs["set"]
+def test_compare_gives_the_pages_comparison(client_for, runs_set, lead):
+    audit_set = runs_set
     runs = {"a": "system:handmade v1", "b": f"system:{V3}"}
     page = client_for(lead).get(reverse("audit:set-compare", args=[audit_set.pk]), runs)
     result = page.context["result"]
@@ -448,8 +449,8 @@ def test_compare_gives_the_pages_comparison(client_for, three_runs, lead):
     assert body["provisional"] is True
 
 
-def test_compare_without_runs_compares_the_pages_default_pair(client_for, three_runs, lead):
-    audit_set = three_runs["set"]
+def test_compare_without_runs_compares_the_pages_default_pair(client_for, runs_set, lead):
+    audit_set = runs_set
     form = client_for(lead).get(reverse("audit:set-compare", args=[audit_set.pk])).context["form"]
 
     body = api_client(lead).get(_api("compare", audit_set)).json()
@@ -458,9 +459,9 @@ def test_compare_without_runs_compares_the_pages_default_pair(client_for, three_
     assert (body["a"]["key"], body["b"]["key"]) == ("system:handmade v2", f"system:{V3}")
 
 
-def test_compare_refuses_an_unknown_run_and_a_run_with_itself(three_runs, lead):
+def test_compare_refuses_an_unknown_run_and_a_run_with_itself(runs_set, lead):
     client = api_client(lead)
-    url = _api("compare", three_runs["set"])
+    url = _api("compare", runs_set)
 
     unknown = client.get(url, {"a": "system:handmade v1", "b": "system:nope"})
     same = client.get(url, {"a": "system:handmade v1", "b": "system:handmade v1"})

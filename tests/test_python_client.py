@@ -18,8 +18,8 @@ import pytest
 
 from audit import services
 from audit.models import Claim
-from tests.conftest import FIXTURES, ROOT, gold_by_agreement
-from tests.factories import UserFactory
+from tests.conftest import FIXTURES, ROOT, gold_by_agreement, import_file
+from tests.factories import AuditSetFactory, UserFactory, submit_sheet
 
 # This checkout's client, whether or not `.ci/setup` installed it.
 sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
@@ -228,6 +228,63 @@ def test_errors_map_to_their_classes(lead, live_server, settings):
     ):
         read_only.set_create("Another")
     assert writing.value.detail == "This token is read-only; make a read-write token to write."
+
+
+def test_a_leads_review_round_through_the_client(lead, live_server):
+    audit_set = AuditSetFactory(name="Round")
+    import_file(audit_set, HANDMADE)
+    reviewers = [UserFactory(username=f"rev_{n}", role="reviewer") for n in "abc"]
+    claims = Claim.objects.filter(answer__audit_set=audit_set)
+    with Client(live_server.url, _token(lead), retries=0) as client:
+        assert client.reviewers("Round")["candidates"] == ["rev_a", "rev_b", "rev_c"]
+        opened = client.assign("Round", ["rev_a", "rev_b"], 2)
+        assert opened["created"] == 2 * opened["claims"] > 0
+        assert opened["per_reviewer"] == {"rev_a": opened["claims"], "rev_b": opened["claims"]}
+        with pytest.raises(Invalid) as too_many:
+            client.assign("Round", ["rev_a", "rev_b"], 3)
+        assert too_many.value.status == 422
+
+        first, second, third = claims.order_by("pk")[:3]
+        gold_by_agreement(reviewers[:2], first)
+        submit_sheet(reviewers[0], second, "not_supported")
+        submit_sheet(reviewers[1], second, "contradicted")
+        queue = list(client.adjudication_queue("Round", page_size=1))
+        assert [(item["claim"], [s["reviewer"] for s in item["sheets"]]) for item in queue] == [
+            (second.pk, ["rev_a", "rev_b"])
+        ]
+        assert list(client.adjudication_queue("Round", judgment="partially_supported")) == []
+
+        moved = client.reviewer_replace("Round", "rev_b", "rev_c")
+        assert (moved["kept"], moved["dropped"]) == (2, 0)
+        assert moved["moved"] == opened["claims"] - 2
+        assert [r["username"] for r in client.reviewers("Round")["reviewers"]] == [
+            "rev_a",
+            "rev_b",
+            "rev_c",
+        ]
+
+        assert client.controls("Round")["candidates"][0]["claim"] == first.pk
+        assert client.controls_mark("Round", [first.pk, third.pk])["changed"] == 1
+        updated = client.controls_update("Round", control_rate=5)
+        assert (updated["control_rate"], [c["claim"] for c in updated["controls"]]) == (
+            5,
+            [first.pk],
+        )
+
+        compared = client.compare("Round")
+        assert (compared["a"]["key"], compared["b"]["key"]) == (
+            "system:handmade v1",
+            "system:handmade v2",
+        )
+        assert compared == client.compare("Round", "system:handmade v1", "system:handmade v2")
+        with pytest.raises(NotFound):
+            client.compare("Round", "system:handmade v1", "system:none")
+
+    with (
+        Client(live_server.url, _token(reviewers[0]), retries=0) as client,
+        pytest.raises(Forbidden),
+    ):
+        client.reviewers(audit_set.pk)
 
 
 # ---------------------------------------------------------- over a transport told what to say

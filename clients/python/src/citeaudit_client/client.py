@@ -10,7 +10,7 @@ import json
 import os
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, TextIO, overload
@@ -271,6 +271,116 @@ class Client:
         criteria_reason once review has started). Returns the settings as they now are."""
         path = f"sets/{self._set_id(id)}/settings"
         return self._request("PATCH", path, json=fields).json()
+
+    # --------------------------------------------------------------- review (leads)
+
+    def reviewers(self, set: SetRef) -> dict[str, Any]:  # noqa: A002
+        """The set's `overlap`, each reviewer's progress (`reviewers`: assigned, submitted,
+        drafts, median_seconds, claims_per_hour, flags) and the usernames that may be
+        chosen (`candidates`)."""
+        return self._get(f"sets/{self._set_id(set)}/reviewers")
+
+    def assign(
+        self,
+        set: SetRef,  # noqa: A002
+        reviewers: Sequence[str],
+        overlap: int,
+        *,
+        allow_reviewer_split: bool | None = None,
+    ) -> dict[str, Any]:
+        """Open the set for review, or top it up: every claim to `overlap` of these
+        reviewers (usernames). Claims keep the reviewers they have. Returns `claims`,
+        `created` (new assignments) and `per_reviewer`."""
+        body: dict[str, Any] = {"reviewers": list(reviewers), "overlap": overlap}
+        if allow_reviewer_split is not None:
+            body["allow_reviewer_split"] = allow_reviewer_split
+        return self._request("POST", f"sets/{self._set_id(set)}/reviewers", json=body).json()
+
+    def reviewer_replace(
+        self,
+        set: SetRef,  # noqa: A002
+        leaving: str,
+        joining: str,
+    ) -> dict[str, Any]:
+        """Take `leaving` off the set: their open claims go to `joining`, their submitted
+        sheets stay. Returns `moved`, `kept` and `dropped`."""
+        body = {"leaving": leaving, "joining": joining}
+        path = f"sets/{self._set_id(set)}/reviewers/replace"
+        return self._request("POST", path, json=body).json()
+
+    def controls(self, set: SetRef) -> dict[str, Any]:  # noqa: A002
+        """`control_rate`, `calibration_threshold`, the control claims (`controls`) and
+        adjudicated claims that could become controls (`candidates`)."""
+        return self._get(f"sets/{self._set_id(set)}/controls")
+
+    def controls_update(
+        self,
+        set: SetRef,  # noqa: A002
+        *,
+        control_rate: int | None = None,
+        calibration_threshold: float | None = None,
+    ) -> dict[str, Any]:
+        """Change the control rate (one control in N claims; 0: none) or the accuracy
+        below which a reviewer is shown to the leads; what is left out keeps its value."""
+        body = {
+            name: value
+            for name, value in (
+                ("control_rate", control_rate),
+                ("calibration_threshold", calibration_threshold),
+            )
+            if value is not None
+        }
+        return self._request("PATCH", f"sets/{self._set_id(set)}/controls", json=body).json()
+
+    def controls_mark(
+        self,
+        set: SetRef,  # noqa: A002
+        claims: Sequence[int],
+        *,
+        control: bool = True,
+    ) -> dict[str, Any]:
+        """Make these adjudicated claims controls (`control=False`: no longer controls);
+        `changed` counts the claims that changed."""
+        body = {"claims": list(claims), "control": control}
+        return self._request("POST", f"sets/{self._set_id(set)}/controls", json=body).json()
+
+    def adjudication_queue(
+        self,
+        set: SetRef,  # noqa: A002
+        *,
+        severity: int | None = None,
+        judgment: str | None = None,
+        fast: bool | None = None,
+        label: str | None = None,
+        system: str | None = None,
+        page_size: int = 50,
+    ) -> Iterator[dict[str, Any]]:
+        """The claims waiting for a lead, most severe first, each with its submitted
+        sheets, under the queue page's filters."""
+        path = f"sets/{self._set_id(set)}/adjudication"
+        query = {
+            "severity": severity,
+            "judgment": judgment,
+            "fast": None if fast is None else str(fast).lower(),
+            "label": label,
+            "system": system,
+        }
+        offset: int | None = 0
+        while offset is not None:
+            page = self._get(path, limit=page_size, offset=offset, **query)
+            yield from page["items"]
+            offset = page.get("next_offset")
+
+    def compare(
+        self,
+        set: SetRef,  # noqa: A002
+        a: str | None = None,
+        b: str | None = None,
+    ) -> dict[str, Any]:
+        """Run `a` (before) against run `b` (after): `deltas` of the metrics and the claims
+        paired by wording (`pairs`, `appeared`, `vanished`, …). A run is `system:<name>`
+        or `import:<id>` (`runs` lists them); left out, the two latest systems."""
+        return self._get(f"sets/{self._set_id(set)}/compare", a=a, b=b)
 
     # ----------------------------------------------------------------------- runs, jobs
 
