@@ -48,6 +48,15 @@ MATRIX: dict[tuple[str, str], tuple[int, int, int, int, int]] = {
     ("/api/v1/sets/{set_id}/report", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/decision", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/exports/{fmt}", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/reviewers", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/reviewers", "POST"): (NO, 403, 403, 200, RO),
+    # A reviewer replaced by themselves: refused, so every caller finds the same set.
+    ("/api/v1/sets/{set_id}/reviewers/replace", "POST"): (NO, 403, 403, 422, RO),
+    ("/api/v1/sets/{set_id}/controls", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/controls", "PATCH"): (NO, 403, 403, 200, RO),
+    ("/api/v1/sets/{set_id}/controls", "POST"): (NO, 403, 403, 200, RO),
+    ("/api/v1/sets/{set_id}/adjudication", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/compare", "GET"): (NO, 403, 403, 200, 200),
 }
 # The schema and its docs page are public: they describe the API, not any data.
 PUBLIC = ("/api/v1/openapi.json", "/api/v1/docs")
@@ -109,6 +118,14 @@ def _request(client: Client, path: str, method: str, world: dict):
     if path.endswith("/verdicts"):
         line = b'{"judge": "j", "answer_id": "hm-1-a", "claim_index": 0, "judgment": "unclear"}'
         return client.post(url, {"file": SimpleUploadedFile("judge.jsonl", line)})
+    bodies = {
+        "/reviewers": {"reviewers": ["rev_a", "rev_b"], "overlap": 1},
+        "/reviewers/replace": {"leaving": "rev_a", "joining": "rev_a"},
+        "/controls": {"claims": [world["ids"]["claim_id"]]},
+    }
+    for end, body in bodies.items():
+        if path.endswith(end):
+            return client.post(url, body, content_type="application/json")
     raise AssertionError(f"no request written for {method} {path}")
 
 
