@@ -5,7 +5,7 @@ selectors, so both doors write the same rows and show the same ones."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest
 from ninja import Query, Schema
@@ -22,6 +22,9 @@ from audit.views import access
 
 # As many rows as the calibration page lists of each kind.
 CONTROLS_SHOWN = 200
+# The largest key the database stores (a 64-bit integer): a larger one would overflow there.
+MAX_KEY = 2**63 - 1
+Key = Annotated[int, Field(ge=1, le=MAX_KEY)]
 
 
 class ReviewerRow(Schema):
@@ -73,7 +76,7 @@ class ControlsPatch(Schema):
 
 
 class ControlsMark(Schema):
-    claims: list[int] = Field(min_length=1, max_length=MAX_LIMIT)
+    claims: list[Key] = Field(min_length=1, max_length=MAX_LIMIT)
     control: bool = True
 
 
@@ -84,7 +87,7 @@ class QueueQuery(Schema):
     label: str = ""
     system: str = ""
     limit: int = Field(50, ge=1, le=MAX_LIMIT)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_KEY // 2)
 
 
 # ------------------------------------------------------------------------------ reviewers
