@@ -329,6 +329,24 @@ def test_control_settings_the_page_refuses_are_422_and_change_nothing(
     assert (audit_set.control_rate, audit_set.calibration_threshold) == before
 
 
+def test_a_control_rate_of_one_is_refused_by_both_doors(client_for, gold_twins, lead):
+    audit_set = gold_twins[0]
+    page = client_for(lead).post(
+        reverse("audit:set-calibration", args=[audit_set.pk]),
+        {"action": "settings", "control_rate": 1, "calibration_threshold": 0.5},
+    )
+    api = api_client(lead).patch(
+        _api("controls", audit_set), {"control_rate": 1}, content_type="application/json"
+    )
+
+    assert (page.status_code, api.status_code) == (200, 422)
+    message = "One control in N claims: N is 0 (no controls) or from 2 to 1000."
+    assert page.context["form"].non_field_errors() == [message]
+    assert message in api.json()["detail"]
+    audit_set.refresh_from_db()
+    assert audit_set.control_rate == 0
+
+
 # --------------------------------------------------------------------- adjudication queue
 
 

@@ -226,9 +226,8 @@ def controls_patch(request: HttpRequest, set_id: int, payload: ControlsPatch) ->
         added = services.control_settings_update(
             audit_set=audit_set, by=request.user, rate=rate, threshold=threshold
         )
-    except services.ReviewError as error:
-        field = "control_rate" if "control" in str(error) else "calibration_threshold"
-        raise HttpError(422, f"Invalid request: body.{field}: {error}") from None
+    except services.ControlSettingRefused as refusal:
+        raise HttpError(422, f"Invalid request: body.{refusal.field}: {refusal}") from None
     return {"added": added, **_controls_out(audit_set)}
 
 

@@ -16,6 +16,7 @@ from audit.services.adjudication import (
 )
 from audit.services.assignment import OpenSummary, ReplaceSummary, review_open, reviewer_replace
 from audit.services.calibration import (
+    ControlSettingRefused,
     claim_skip,
     control_settings_update,
     controls_assign,
@@ -89,6 +90,7 @@ __all__ = [
     "PAUSED",
     "ReplaceSummary",
     "ReviewError",
+    "ControlSettingRefused",
     "SheetData",
     "SheetIncomplete",
     "StaleAdjudication",

@@ -49,6 +49,14 @@ def claim_skip(*, claim: Claim, user: AbstractBaseUser, reason: str) -> ClaimSki
 # ----------------------------------------------------------------------------- controls
 
 
+class ControlSettingRefused(JudgmentError):
+    """A control setting out of range; `field` names it as the set's field does."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 def controls_mark(
     *, audit_set: AuditSet, claim_ids: list[int], by: AbstractBaseUser, control: bool = True
 ) -> int:
@@ -80,11 +88,14 @@ def control_settings_update(
     if not leads(by, audit_set):
         raise PermissionDenied("Only a lead can change control settings.")
     if rate == 1 or rate < 0 or rate > CONTROL_RATE_MAX:
-        raise JudgmentError(
-            f"One control in N claims: N is 0 (no controls) or from 2 to {CONTROL_RATE_MAX}."
+        raise ControlSettingRefused(
+            "control_rate",
+            f"One control in N claims: N is 0 (no controls) or from 2 to {CONTROL_RATE_MAX}.",
         )
     if not 0.0 <= threshold <= 1.0:
-        raise JudgmentError("The threshold is a share of claims, between 0 and 1.")
+        raise ControlSettingRefused(
+            "calibration_threshold", "The threshold is a share of claims, between 0 and 1."
+        )
     with transaction.atomic():
         audit_set.control_rate = rate
         audit_set.calibration_threshold = threshold
