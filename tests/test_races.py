@@ -21,6 +21,7 @@ from audit.models import (
     Adjudication,
     AuditSheet,
     ClaimComment,
+    ControlClaim,
     GuidelineFlag,
     Membership,
     ReleaseFact,
@@ -347,6 +348,31 @@ def test_one_token_revoked_in_two_tabs_at_once_is_revoked_once():
         token.refresh_from_db()
         assert token.revoked_at == first
         assert Client().get("/api/v1/sets", HTTP_AUTHORIZATION=f"Bearer {text}").status_code == 401
+
+
+def test_two_leads_marking_the_same_controls_through_the_api_at_once_mark_each_once():
+    (lead,) = _people("lead", role=roles.LEAD)
+    audit_set = AuditSetFactory()
+    _, claims = answer_with_claims(audit_set, ROUNDS)
+    for claim in claims:
+        Adjudication.objects.create(claim=claim, judgment=NOT_SUPPORTED, source="edited", lead=lead)
+    ids = [claim.pk for claim in claims]
+    url = f"/api/v1/sets/{audit_set.pk}/controls"
+    tabs = []
+    for _ in range(2):
+        _token, text = services.token_create(user=lead, name="ci", scope="write")
+        tabs.append(Client(HTTP_AUTHORIZATION=f"Bearer {text}", raise_request_exception=False))
+    answers: list[HttpResponse] = []
+
+    def mark(tab: Client) -> HttpResponse:
+        answers.append(tab.post(url, {"claims": ids}, content_type="application/json"))
+        return answers[-1]
+
+    statuses = _at_once(*(partial(mark, tab) for tab in tabs))
+
+    assert statuses == [200, 200]
+    assert sorted(answer.json()["changed"] for answer in answers) == [0, ROUNDS]
+    assert ControlClaim.objects.filter(claim__answer__audit_set=audit_set).count() == ROUNDS
 
 
 def test_two_leads_deleting_one_webhook_at_once_remove_it_and_its_log():

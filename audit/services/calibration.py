@@ -20,6 +20,7 @@ from audit.models import (
 )
 from audit.roles import leads
 from audit.selectors import holds_claim
+from audit.services.locks import audit_set_lock
 
 SKIP_REASON_MAX = 2000
 # One control in more claims than this measures a reviewer on too few controls to tell.
@@ -67,6 +68,8 @@ def controls_mark(
         raise PermissionDenied("Only a lead can choose control claims.")
     claims = Claim.objects.filter(pk__in=claim_ids, answer__audit_set=audit_set)
     with transaction.atomic():
+        # Two leads marking one claim at once: the second sees it marked, not a duplicate.
+        audit_set_lock(audit_set_id=audit_set.pk)
         if control:
             eligible = claims.filter(adjudication__isnull=False, control__isnull=True)
             changed = len(
