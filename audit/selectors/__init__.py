@@ -96,6 +96,7 @@ from audit.selectors.review import (
     split_claim_for_reviewer,
     split_verdict,
 )
+from audit.selectors.runs import SystemRun, decision_key, system_runs
 from audit.selectors.sets import (
     ClaimStatus,
     Distribution,
@@ -168,6 +169,9 @@ __all__ = [
     "lead_decided",
     "lead_claim",
     "set_systems",
+    "SystemRun",
+    "decision_key",
+    "system_runs",
     "claims_by_ids",
     "Run",
     "UnknownRun",
