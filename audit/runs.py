@@ -11,6 +11,17 @@ MAX_KEY = 200
 MAX_RUN = 100
 
 
+def run_refusal(system: str, run: str) -> tuple[str, str] | None:
+    """(field, why) when a push's system and run cannot name a run; None when they can."""
+    if run and not system:
+        return "system", "a run belongs to a system: name the system too"
+    if len(run) > MAX_RUN:
+        return "run", f"at most {MAX_RUN} characters"
+    if len(run_key(system, run)) > MAX_KEY:
+        return "system", f"the system and run together take at most {MAX_KEY - 1} characters"
+    return None
+
+
 def run_key(system: str, run: str) -> str:
     """What the answers of `run` of `system` are counted under: the system's name for the
     default run (no label), so files pushed without a run count as they always did."""

@@ -96,7 +96,7 @@ from audit.selectors.review import (
     split_claim_for_reviewer,
     split_verdict,
 )
-from audit.selectors.runs import SystemRun, decision_key, system_runs
+from audit.selectors.runs import SystemRun, decision_key, system_run, system_runs
 from audit.selectors.sets import (
     ClaimStatus,
     Distribution,
@@ -171,6 +171,7 @@ __all__ = [
     "set_systems",
     "SystemRun",
     "decision_key",
+    "system_run",
     "system_runs",
     "claims_by_ids",
     "Run",

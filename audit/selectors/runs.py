@@ -64,11 +64,19 @@ def _last_pushed(audit_set: AuditSet, keys: set[str]) -> dict[str, int]:
     return found
 
 
-def decision_key(*, audit_set: AuditSet, system: str, run: str | None = None) -> str | None:
-    """The key the decision of `system` is read under: its run `run`, or without one its
-    latest run (the default run when it was never pushed with one); None when the set has
-    no such system or run."""
+def system_run(*, audit_set: AuditSet, system: str, run: str | None = None) -> SystemRun | None:
+    """The run the decision of `system` is read for: its run `run`, or without one its
+    latest run (the default run when it was never pushed with one); a run's own key given
+    as `system` names that run. None when the set has no such system or run."""
     runs = system_runs(audit_set=audit_set, system=system)
     if run is not None:
-        return next((item.key for item in runs if item.run == run), None)
-    return runs[0].key if runs else None
+        return next((item for item in runs if item.run == run), None)
+    if runs:
+        return runs[0]
+    return next((item for item in system_runs(audit_set=audit_set) if item.key == system), None)
+
+
+def decision_key(*, audit_set: AuditSet, system: str, run: str | None = None) -> str | None:
+    """system_run's key: what the decision's counts are grouped under."""
+    found = system_run(audit_set=audit_set, system=system, run=run)
+    return found.key if found else None
