@@ -276,3 +276,39 @@ def test_verdicts_name_the_current_version_of_a_replaced_answer(audit_set):
 
     assert summary.created == 1
     assert new.claims.get(order=0).rater_labels.get().judgment == "not_supported"
+
+
+# ----------------------------------------------------------------------------- pages
+
+
+def test_the_set_page_shows_runs_and_marks_replaced_answers(client_for, audit_set, lead):
+    _first_run(audit_set)
+    _push(audit_set, _line("a1", "Changed <b>text</b> [1]."))
+    old = Answer.objects.get(external_id="a1", replaced_at__isnull=False)
+    new = _current(audit_set, "a1")
+    client = client_for(lead)
+
+    page = client.get(f"/sets/{audit_set.pk}/").content.decode()
+    replaced_only = client.get(f"/sets/{audit_set.pk}/", {"replaced": "true"}).content.decode()
+
+    # a1's old version replaced; a2 and a3, left out, retired.
+    assert page.count('class="flag replaced"') == 3
+    assert 'rag@v1 <span class="muted">(0 added, 1 changed, 0 unchanged, 2 retired)' in page
+    assert f'href="/answers/{old.pk}/"' in replaced_only
+    assert f'href="/answers/{new.pk}/"' not in replaced_only
+
+
+def test_a_replaced_answer_s_page_links_its_current_version_and_back(client_for, audit_set, lead):
+    _first_run(audit_set)
+    _push(audit_set, _line("a1", "Changed [1]."))
+    old = Answer.objects.get(external_id="a1", replaced_at__isnull=False)
+    new = _current(audit_set, "a1")
+    client = client_for(lead)
+
+    old_page = client.get(old.get_absolute_url()).content.decode()
+    new_page = client.get(new.get_absolute_url()).content.decode()
+
+    assert "see the current version</a>" in old_page
+    assert f'href="/answers/{new.pk}/"' in old_page
+    assert f'href="/answers/{old.pk}/"' in new_page
+    assert "(run v1)" in new_page

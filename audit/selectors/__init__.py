@@ -96,7 +96,13 @@ from audit.selectors.review import (
     split_claim_for_reviewer,
     split_verdict,
 )
-from audit.selectors.runs import SystemRun, decision_key, system_run, system_runs
+from audit.selectors.runs import (
+    SystemRun,
+    answer_versions_replaced,
+    decision_key,
+    system_run,
+    system_runs,
+)
 from audit.selectors.sets import (
     ClaimStatus,
     Distribution,
@@ -170,6 +176,7 @@ __all__ = [
     "lead_claim",
     "set_systems",
     "SystemRun",
+    "answer_versions_replaced",
     "decision_key",
     "system_run",
     "system_runs",

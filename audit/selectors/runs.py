@@ -80,3 +80,12 @@ def decision_key(*, audit_set: AuditSet, system: str, run: str | None = None) ->
     """system_run's key: what the decision's counts are grouped under."""
     found = system_run(audit_set=audit_set, system=system, run=run)
     return found.key if found else None
+
+
+def answer_versions_replaced(*, answer: Answer) -> list[Answer]:
+    """The earlier versions this answer replaced, newest first: their reviews stay on them."""
+    return list(
+        Answer.objects.filter(replaced_by=answer)
+        .order_by("-replaced_at", "-pk")
+        .only("pk", "replaced_at")
+    )
