@@ -186,3 +186,15 @@ def test_two_identical_pushes_at_once_queue_one_job():
         assert answers[0].json()["id"] == answers[1].json()["id"]
         assert IdempotencyKey.objects.filter(key=key).count() == 1
     assert Job.objects.count() == 5
+
+
+@pytest.mark.django_db
+def test_the_job_page_says_what_a_pushed_run_changed(lead, audit_set, client_for):
+    client = api_client(lead)
+    _push(client, audit_set, _file("One [1].", "Two [1]."), system="rag", run="n1")
+    job = _push(client, audit_set, _file("One, again [1]."), system="rag", run="n1").json()
+    run_queued_jobs()
+
+    page = client_for(lead).get(f"/jobs/{job['id']}/").content.decode()
+
+    assert "<dt>Run</dt><dd>rag@n1: 0 added, 1 changed, 0 unchanged, 1 retired</dd>" in page
