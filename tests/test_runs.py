@@ -4,8 +4,10 @@ what did not change and archives what did; another run of the system stays besid
 from __future__ import annotations
 
 import hashlib
+import io
 
 import pytest
+from django.core.management import call_command
 
 from audit import selectors, services
 from audit.formats import FormatError, parse_file
@@ -312,3 +314,49 @@ def test_a_replaced_answer_s_page_links_its_current_version_and_back(client_for,
     assert f'href="/answers/{new.pk}/"' in old_page
     assert f'href="/answers/{old.pk}/"' in new_page
     assert "(run v1)" in new_page
+
+
+def test_the_import_command_pushes_a_run_and_reports_what_changed(audit_set, tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(jsonl(_line("a1", "One [1]."), _line("a2", "Two [1].")))
+    call_command(
+        "import_answers",
+        str(path),
+        "--set",
+        audit_set.name,
+        "--system",
+        "rag",
+        "--run",
+        "v1",
+        "--workers",
+        "0",
+    )
+    path.write_bytes(jsonl(_line("a1", "One, again [1].")))
+    out = io.StringIO()
+
+    call_command(
+        "import_answers",
+        str(path),
+        "--set",
+        audit_set.name,
+        "--system",
+        "rag",
+        "--run",
+        "v1",
+        "--workers",
+        "0",
+        stdout=out,
+    )
+
+    assert out.getvalue().splitlines()[-1] == (
+        "run rag@v1: 0 added, 1 changed, 0 unchanged, 1 retired"
+    )
+    assert _current(audit_set, "a1").text == "One, again [1]."
+
+
+def test_a_run_without_a_system_is_refused_by_the_service_too(audit_set):
+    with pytest.raises(FormatError) as refused:
+        _push(audit_set, _line("a1", "One [1]."), system="")
+
+    assert refused.value.field == "system"
+    assert Answer.objects.count() == 0

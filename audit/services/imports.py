@@ -32,7 +32,7 @@ from audit.import_plan import (
     read_lines_in_worker,
 )
 from audit.models import Answer, AuditSet, Claim, ImportBatch, Rater
-from audit.runs import RunChanges, changes_of, retired_of, run_key
+from audit.runs import RunChanges, changes_of, retired_of, run_key, run_refusal
 from audit.services import bulk
 from audit.services.answer_writer import answers_write
 from audit.services.derived import NewClaims, claims_changed, decisions_watched
@@ -102,6 +102,9 @@ def answers_import(
     replaced (its claims and reviews kept, counted nowhere), a new one added, and one the
     file leaves out retired. What changed is recorded on the import batch.
     """
+    refusal = run_refusal(system, run)
+    if refusal is not None:
+        raise FormatError(filename, "", *refusal)
     if system:
         parsed = dataclasses.replace(
             parsed,
