@@ -360,3 +360,33 @@ def test_a_run_without_a_system_is_refused_by_the_service_too(audit_set):
 
     assert refused.value.field == "system"
     assert Answer.objects.count() == 0
+
+
+def test_reviewers_are_given_only_the_current_versions_claims(
+    audit_set, reviewer_a, reviewer_b, lead
+):
+    _first_run(audit_set)
+    services.review_open(
+        audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead
+    )
+    old = _current(audit_set, "a2")
+    old_claims = set(old.claims.values_list("pk", flat=True))
+    _push(
+        audit_set,
+        _line("a1", "The warranty lasts two years [1]."),
+        _line("a2", "The warranty covers parts and labour [1]."),
+    )
+    new_claims = set(_current(audit_set, "a2").claims.values_list("pk", flat=True))
+    services.review_open(
+        audit_set=audit_set, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead
+    )
+
+    seen = set()
+    after = None
+    while (
+        claim_id := selectors.next_claim_id(reviewer=reviewer_a, audit_set=audit_set, after=after)
+    ) is not None and claim_id not in seen:
+        seen.add(claim_id)
+        after = Claim.objects.get(pk=claim_id)
+    assert seen & old_claims == set()
+    assert new_claims <= seen
