@@ -44,10 +44,18 @@ class AnswerFilter(django_filters.FilterSet):
     no_citation_verifies = django_filters.BooleanFilter(
         label="No citation verifies", widget=AnyYesNo
     )
+    # yes: answers a later push of their run replaced or retired; no: the current ones.
+    replaced = django_filters.BooleanFilter(
+        field_name="replaced_at",
+        lookup_expr="isnull",
+        exclude=True,
+        label="Replaced",
+        widget=AnyYesNo,
+    )
 
     class Meta:
         model = Answer
-        fields = ["system", "question", "is_partial", "no_citation_verifies"]
+        fields = ["system", "question", "is_partial", "no_citation_verifies", "replaced"]
 
     def __init__(self, *args, systems: list[str] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -134,9 +134,11 @@ def gate(
     system: str,
     timeout: float = 60,
     with_judge: bool = False,
+    run: str | None = None,
 ) -> dict:
-    """The decision for `system` of the set named or numbered `set_ref`; with `with_judge`,
-    the set's accepted judge stands for the claims no human judged."""
+    """The decision for `system` of the set named or numbered `set_ref` (its run `run`, or
+    the latest); with `with_judge`, the set's accepted judge stands for the claims no human
+    judged."""
     set_id = set_ref
     if not set_ref.isdigit():
         found = _get(url, "sets", token, timeout, name=set_ref)
@@ -144,6 +146,8 @@ def gate(
             raise GateError(f"No set named {set_ref!r} that this token may see.")
         set_id = str(found[0]["id"])
     query = {"system": system} | ({"with_judge": "true"} if with_judge else {})
+    if run is not None:
+        query["run"] = run
     return _get(url, f"sets/{set_id}/decision", token, timeout, **query)
 
 
@@ -173,7 +177,8 @@ def _main(argv: list[str] | None) -> int:
         help="an API token (default: $CITEAUDIT_TOKEN)",
     )
     parser.add_argument("--set", required=True, dest="set_ref", help="the set's id or name")
-    parser.add_argument("--system", required=True, help="the system (run) to decide")
+    parser.add_argument("--system", required=True, help="the system to decide")
+    parser.add_argument("--run", default=None, help="the system's run (default: the latest)")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per request")
     parser.add_argument(
         "--with-judge",
@@ -193,6 +198,7 @@ def _main(argv: list[str] | None) -> int:
             token=args.token,
             set_ref=args.set_ref,
             system=args.system,
+            run=args.run,
             timeout=args.timeout,
             with_judge=args.with_judge,
         )

@@ -120,6 +120,15 @@ class AnswerTable(tables.Table):
         link = format_html(
             '<a href="{}">{}</a>', record.get_absolute_url(), record.external_id or f"#{record.pk}"
         )
+        if record.replaced_at is not None:
+            # Listed still, so its reviews stay reachable; counted nowhere.
+            link = format_html(
+                '{} <span class="flag replaced" title="{}">{}</span>',
+                link,
+                "A later push of its run changed or left out this answer; "
+                "it no longer counts in the decision.",
+                "replaced" if record.replaced_by_id else "retired",
+            )
         if not record.no_citation_verifies:
             return link
         return format_html(

@@ -167,6 +167,108 @@ def test_the_nightly_loop_through_the_client(lead, live_server, start_worker, tm
         assert client.gate(set_id, "sys-a") == 3
 
 
+def test_nightly_runs_pushed_in_parallel_then_a_regenerated_run_replaces_its_old_version(
+    lead, live_server, start_worker
+):
+    with Client(live_server.url, _token(lead), retries=0) as client:
+        set_id = client.set_create("Runs")["id"]
+        client.set_settings_update(set_id, criteria=[{"kind": "no_contradicted"}])
+        start_worker()
+
+        def push_and_wait(run: str, records: list[dict], key: str | None = None):
+            job = client.push(set=set_id, file=records, system="rag", run=run, idempotency_key=key)
+            return job, client.job_wait(job.id, poll=0.1, timeout=120)
+
+        with ThreadPoolExecutor(2) as pool:
+            waits = [pool.submit(push_and_wait, run, _run_of("rag")) for run in ("n1", "n2")]
+            ended = [wait.result()[1] for wait in waits]
+        assert [
+            (job.status, job.result["run"], job.result["changes"]["added"]) for job in ended
+        ] == [
+            ("succeeded", "n1", 7),
+            ("succeeded", "n2", 7),
+        ]
+        # The run pushed last is the one a decision without a run reads.
+        last = max(ended, key=lambda job: job.result["batch_id"]).result["run"]
+        assert client.decision(set_id, "rag")["system"] == f"rag@{last}"
+
+        # Gold on every claim of run n2, one of them contradicted: the run fails.
+        stored = Claim.objects.filter(answer__audit_set_id=set_id, parent__isnull=True)
+        reviewers = [UserFactory(username=f"rev_{n}", role="reviewer") for n in "ab"]
+        services.review_open(
+            audit_set=stored[0].answer.audit_set, reviewers=reviewers, overlap=2, by=lead
+        )
+        n2 = stored.filter(answer__system="rag@n2").order_by("pk")
+        wrong = n2.first()
+        for claim in n2:
+            gold_by_agreement(
+                reviewers, claim, "contradicted" if claim == wrong else "not_supported"
+            )
+        assert client.decision(set_id, "rag", run="n2")["decision"] == "fail"
+        assert client.decision(set_id, "rag", run="n1")["decision"] == "provisional"
+
+        # Regenerated: the answer holding the contradicted claim says something else now.
+        regenerated = _run_of("rag")
+        changed = wrong.answer.external_id
+        for record in regenerated:
+            if record["answer_id"] == changed:
+                record["answer"] = "The policy changed; see the handbook [1]."
+        job, done = push_and_wait("n2", regenerated, key="regen-n2")
+        assert done.result["changes"]["ids"]["changed"] == [changed]
+        assert done.result["changes"]["unchanged"] == 6
+        # The same key and body again: the first job, nothing imported twice.
+        assert (
+            client.push(
+                set=set_id, file=regenerated, system="rag", run="n2", idempotency_key="regen-n2"
+            ).id
+            == job.id
+        )
+
+        after = client.decision(set_id, "rag")
+        assert (after["system"], after["run"], after["decision"]) == ("rag@n2", "n2", "provisional")
+        assert client.decision(set_id, "rag", run="n1")["decision"] == "provisional"
+        answers = {
+            (a["external_id"], a["replaced_by"] is None): a
+            for a in client.answers(set_id, system="rag@n2")
+        }
+        old, new = answers[(changed, False)], answers[(changed, True)]
+        assert old["replaced_by"] == new["id"]
+        # The old version keeps its reviews.
+        assert len(client.claim(wrong.pk)["sheets"]) == 2
+
+
+def test_a_push_sends_again_after_a_bad_gateway_with_the_same_idempotency_key(pauses):
+    gateway = httpx2.Response(502, text="<html>Bad gateway</html>")
+    queued = {
+        "id": 9,
+        "kind": "import",
+        "status": "queued",
+        "set": 1,
+        "filename": "answers.jsonl",
+        "done": 0,
+        "total": 0,
+        "percent": 0,
+        "elapsed_seconds": None,
+        "stale": False,
+        "cancelling": False,
+        "attempts": 0,
+        "worker": "",
+        "error": "",
+        "result": {},
+        "created_at": "2026-12-05T10:00:00Z",
+        "finished_at": None,
+    }
+    transport, calls = _answers(
+        gateway, httpx2.Response(202, json=queued), httpx2.Response(202, json=queued)
+    )
+    with Client("http://citeaudit.test", "t", transport=transport, retries=3) as client:
+        assert client.push(set=1, file=b"{}\n", system="rag", run="n1").id == 9
+        client.push(set=1, file=b"{}\n", system="rag", run="n1")
+    keys = [call.headers["Idempotency-Key"] for call in calls]
+    assert keys[0] == keys[1] != keys[2]
+    assert b'name="run"\r\n\r\nn1' in calls[0].read()
+
+
 def test_errors_map_to_their_classes(lead, live_server, settings):
     token = _token(lead)
     with Client(live_server.url, token, retries=0) as client:

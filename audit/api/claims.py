@@ -35,6 +35,10 @@ def _answer_row(answer) -> dict:
         "external_id": answer.external_id,
         "question_id": answer.question.external_id,
         "system": answer.system,
+        "run": answer.run,
+        # A later push of its run replaced it (by replaced_by) or left it out (null).
+        "replaced_at": answer.replaced_at,
+        "replaced_by": answer.replaced_by_id,
         "is_partial": answer.is_partial,
     }
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
-from ninja import File, Form, Query, Schema
+from ninja import File, Form, Header, Query, Schema
 from ninja.errors import HttpError
 from ninja.files import UploadedFile
 from ninja.responses import Status
@@ -72,7 +72,16 @@ def job_out(job: Job) -> dict:
     }
 
 
-@api.post("/imports", response={202: JobOut}, tags=["imports"], url_name="import-create")
+# The header a push may carry so that its retry queues nothing twice.
+_IDEMPOTENCY_KEY = Header("", alias="Idempotency-Key", max_length=200)
+
+
+@api.post(
+    "/imports",
+    response={202: JobOut, 409: Message, 422: Message},
+    tags=["imports"],
+    url_name="import-create",
+)
 def import_create(
     request: HttpRequest,
     file: File[UploadedFile],
@@ -80,9 +89,17 @@ def import_create(
     new_set_name: Form[str] = "",
     format: Form[ImportFormat] = ImportFormat.auto,  # noqa: A002
     workspace: Form[str] = "",
+    system: Form[str] = "",
+    run: Form[str] = "",
+    idempotency_key: str = _IDEMPOTENCY_KEY,
 ) -> Status:
     """Queue the import of an answer file (any supported format) into a set, or into a new
-    set of that name, as a job; follow it at /jobs/{id}."""
+    set of that name, as a job; follow it at /jobs/{id}.
+
+    `system` names the system of every answer in the file; with `run` the file is that run
+    of the system, whole, and replaces the run's earlier push by answer id. A retry with
+    the same `Idempotency-Key` header and body answers the first request's job; the same
+    key with another body answers 409."""
     access.require_lead(request)
     audit_set = access.get_set_for_lead(request, set) if set is not None else None
     name = new_set_name.strip()
@@ -97,14 +114,22 @@ def import_create(
         check_size(file.size, file.name or "upload", settings.IMPORT_MAX_BYTES)
     except FormatError as error:
         raise HttpError(413, str(error)) from None
-    job = services.job_import_create(
-        upload=file,
-        audit_set=audit_set,
-        new_set_name=name,
-        fmt=str(format),
-        user=request.user,
-        workspace=into,
-    )
+    try:
+        job = services.job_import_create(
+            upload=file,
+            audit_set=audit_set,
+            new_set_name=name,
+            fmt=str(format),
+            user=request.user,
+            workspace=into,
+            system=system.strip(),
+            run=run.strip(),
+            idempotency_key=idempotency_key,
+        )
+    except FormatError as error:
+        raise HttpError(422, f"Invalid request: {error.field}: {error.message}.") from None
+    except services.IdempotencyConflict as conflict:
+        raise HttpError(409, str(conflict)) from None
     return Status(202, job_out(job))
 
 

@@ -130,17 +130,30 @@ def report(request: HttpRequest, set_id: int) -> dict:
 @api.get(
     "/sets/{set_id}/decision", response=dict, tags=["agreement and release"], url_name="decision"
 )
-def decision(request: HttpRequest, set_id: int, system: str, with_judge: bool = False) -> dict:
+def decision(
+    request: HttpRequest,
+    set_id: int,
+    system: str,
+    run: str | None = None,
+    with_judge: bool = False,
+) -> dict:
     """pass, fail or provisional (some claim has no gold yet) for one system, with each
     criterion's result and the claims that fail it; "none" when the set has no criteria.
+    `run` names one run of the system; without it, the run pushed last. `system` in the
+    answer is the run's key (name@run), `run` its label.
     With `with_judge=true` the set's accepted automatic judge stands for the claims no human
     judged; `judge` then names it and each named claim says whose verdict it carries."""
     audit_set = access.get_set_for_lead(request, set_id)
-    if system not in selectors.set_systems(audit_set=audit_set):
-        raise HttpError(404, f"No system “{system}” in this set.")
-    return selectors.decision_report(
-        audit_set=audit_set, system=system, viewer=request.user, with_judge=with_judge
-    )
+    found = selectors.system_run(audit_set=audit_set, system=system, run=run)
+    if found is None:
+        named = f"run “{run}” of system “{system}”" if run is not None else f"system “{system}”"
+        raise HttpError(404, f"No {named} in this set.")
+    return {
+        **selectors.decision_report(
+            audit_set=audit_set, system=found.key, viewer=request.user, with_judge=with_judge
+        ),
+        "run": found.run,
+    }
 
 
 # ------------------------------------------------------------------------------- exports

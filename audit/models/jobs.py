@@ -84,6 +84,27 @@ class Job(models.Model):
         }.get(self.kind, "answers")
 
 
+class IdempotencyKey(models.Model):
+    """A push's Idempotency-Key: its retry with the same key and body gets the job the first
+    one queued. The unique constraint makes two requests racing with one key queue one job."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200)
+    # sha256 of what the request asked for (file, set, system, run, format), so the same
+    # key with another body is refused rather than answered with the wrong job.
+    fingerprint = models.CharField(max_length=64)
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "key"], name="unique_idempotency_key_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
 class Webhook(models.Model):
     """A URL a lead registered on a set, posted a signed JSON body when one of its events
     happens (audit.services.webhooks)."""

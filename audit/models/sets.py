@@ -89,6 +89,11 @@ class ImportBatch(models.Model):
     answers_created = models.PositiveIntegerField(default=0)
     answers_skipped = models.PositiveIntegerField(default=0)
     claims_created = models.PositiveIntegerField(default=0)
+    # A push that named a run: the system and run it replaced, and what changed
+    # ({"added": [ids], "changed": [...], "unchanged": [...], "retired": [...]}).
+    system = models.CharField(max_length=200, blank=True, default="", db_default="")
+    run = models.CharField(max_length=100, blank=True, default="", db_default="")
+    changes = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -126,7 +131,18 @@ class Answer(models.Model):
         ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="answers"
     )
     external_id = models.CharField(max_length=200, blank=True)
+    # The key every count and decision groups by: the system's name, or "name@run" for an
+    # answer pushed as part of a named run (audit.runs.run_key).
     system = models.CharField(max_length=200, help_text="The system or run that produced it.")
+    # The run label of a named run; "" for the default run (files pushed without one).
+    # db_default: the import's bulk insert names only the columns it sets.
+    run = models.CharField(max_length=100, blank=True, default="", db_default="")
+    # Set when a later push of the same run replaced (replaced_by) or dropped (null) it: its
+    # claims and reviews stay readable, but it no longer counts anywhere.
+    replaced_at = models.DateTimeField(null=True, blank=True)
+    replaced_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaces"
+    )
     text = models.TextField()
     content_hash = models.CharField(max_length=64)
     # A citation pointed past the supplied passages: the answer is only partially auditable.
@@ -140,8 +156,12 @@ class Answer(models.Model):
     class Meta:
         ordering = ["pk"]
         constraints = [
+            # A replaced answer keeps its hash: pushing its text again brings it back as a
+            # new current answer.
             models.UniqueConstraint(
-                fields=["audit_set", "content_hash"], name="unique_answer_content_per_set"
+                fields=["audit_set", "content_hash"],
+                condition=models.Q(replaced_at__isnull=True),
+                name="unique_answer_content_per_set",
             )
         ]
         indexes = [

@@ -99,6 +99,13 @@ from audit.selectors.review import (
     split_claim_for_reviewer,
     split_verdict,
 )
+from audit.selectors.runs import (
+    SystemRun,
+    answer_versions_replaced,
+    decision_key,
+    system_run,
+    system_runs,
+)
 from audit.selectors.sets import (
     ClaimStatus,
     Distribution,
@@ -172,6 +179,11 @@ __all__ = [
     "lead_decided",
     "lead_claim",
     "set_systems",
+    "SystemRun",
+    "answer_versions_replaced",
+    "decision_key",
+    "system_run",
+    "system_runs",
     "claims_by_ids",
     "Run",
     "UnknownRun",

@@ -139,7 +139,7 @@ def lead_claim(*, user, pk: int) -> Claim | None:
 
 def set_systems(*, audit_set: AuditSet) -> list[str]:
     return list(
-        Answer.objects.filter(audit_set=audit_set)
+        Answer.objects.filter(audit_set=audit_set, replaced_at__isnull=True)
         .order_by("system")
         .values_list("system", flat=True)
         .distinct()

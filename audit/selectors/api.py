@@ -32,7 +32,15 @@ def api_answers(*, audit_set: AuditSet, system: str = "") -> QuerySet[Answer]:
     if system:
         answers = answers.filter(system=system)
     return answers.select_related("question").only(
-        "pk", "external_id", "system", "is_partial", "question__external_id", "created_at"
+        "pk",
+        "external_id",
+        "system",
+        "run",
+        "replaced_at",
+        "replaced_by_id",
+        "is_partial",
+        "question__external_id",
+        "created_at",
     )
 
 

@@ -255,7 +255,9 @@ def top_claim_labels(*, claim_ids: list[int]) -> list[ClaimLabel]:
 
 
 def _labelled(claims: QuerySet[Claim], *, viewer=None) -> list[RunClaim]:
-    """The top-level claims among `claims`, labelled from the atomic claims among them."""
+    """The top-level claims among `claims`, labelled from the atomic claims among them;
+    claims of a replaced answer count nowhere."""
+    claims = claims.filter(answer__replaced_at__isnull=True)
     top = list(
         claims.filter(parent__isnull=True)
         .order_by(*QUEUE_ORDER)

@@ -74,10 +74,13 @@ def _unfinished(*, reviewer, audit_set: AuditSet, model=Assignment) -> QuerySet:
     submitted = AuditSheet.objects.filter(
         claim=OuterRef("claim"), reviewer=reviewer, status=AuditSheet.Status.SUBMITTED
     )
+    # A claim of a replaced or retired answer no longer waits for its reviewer: its sheets
+    # stay on record, but the current version is the one to judge.
     return model.objects.filter(
         reviewer=reviewer,
         claim__answer__audit_set=audit_set,
         claim__answer__audit_set__reviewers=reviewer,
+        claim__answer__replaced_at__isnull=True,
     ).exclude(Exists(submitted))
 
 

@@ -126,6 +126,8 @@ def answer_rows(*, audit_set: AuditSet) -> QuerySet[Answer]:
                 "system",
                 "is_partial",
                 "no_citation_verifies",
+                "replaced_at",
+                "replaced_by_id",
                 "question__external_id",
                 "question__text",
                 "import_batch_id",

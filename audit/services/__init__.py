@@ -36,6 +36,7 @@ from audit.services.discussion import (
 from audit.services.guidelines import guideline_version_current, set_update
 from audit.services.imports import ImportSummary, answer_content_hash, answers_import
 from audit.services.jobs import (
+    IdempotencyConflict,
     JobCancelled,
     JobRefused,
     job_cancel,
@@ -85,6 +86,7 @@ __all__ = [
     "GoldData",
     "ImportSummary",
     "JobCancelled",
+    "IdempotencyConflict",
     "JobRefused",
     "OpenSummary",
     "PAUSED",

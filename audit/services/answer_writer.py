@@ -37,6 +37,7 @@ _ANSWER_COLUMNS = (
     "import_batch_id",
     "external_id",
     "system",
+    "run",
     "text",
     "content_hash",
     "is_partial",
@@ -94,6 +95,7 @@ def answers_write(
     raters: dict[str, Rater],
     totals: dict[str, int],
     derived: NewClaims | None = None,
+    run: str = "",
 ) -> WrittenAnswers:
     """Write new answers of the set, each with its content hash: their new questions,
     the answers, passages, claims (atomic ones under their parents, for a restore), citation
@@ -102,7 +104,7 @@ def answers_write(
     Rows are written parents first (bulk.foreign_keys_checked_per_statement). `raters`
     holds the raters found so far, by name; `totals` counts answers, claims, uncited ones,
     unknown citations and claims not located. A label must point at one of its answer's
-    claims.
+    claims. `run` labels every answer (a push of a named run).
     """
     questions = _questions_write(answers, audit_set_id=audit_set_id)
     now = timezone.now()
@@ -110,7 +112,7 @@ def answers_write(
     bulk.insert_rows(
         Answer,
         _ANSWER_COLUMNS,
-        _answer_rows(answers, answer_ids, questions, audit_set_id, batch.pk, now),
+        _answer_rows(answers, answer_ids, questions, audit_set_id, batch.pk, now, run),
     )
     passage_ids = _passages_write(answers, answer_ids)
     claim_ids = _claim_ids(answers)
@@ -166,6 +168,7 @@ def _answer_rows(
     audit_set_id: int,
     batch_id: int,
     now: object,
+    run: str,
 ) -> list[tuple]:
     created_at = bulk.db_value(Answer, "created_at", now)
     return [
@@ -178,6 +181,7 @@ def _answer_rows(
             # ids cut to one prefix would merge two answers.
             rows.answer_id,
             rows.system,
+            run,
             rows.answer,
             digest,
             rows.is_partial,

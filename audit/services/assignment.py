@@ -127,9 +127,10 @@ def review_open(
 
 
 def _claims_to_judge(audit_set: AuditSet):
-    return Claim.objects.filter(answer__audit_set=audit_set).exclude(
-        Exists(Claim.objects.filter(parent=OuterRef("pk")))
-    )
+    # A replaced or retired answer's claims are kept with their reviews but no longer judged.
+    return Claim.objects.filter(
+        answer__audit_set=audit_set, answer__replaced_at__isnull=True
+    ).exclude(Exists(Claim.objects.filter(parent=OuterRef("pk"))))
 
 
 def reviewer_replace(

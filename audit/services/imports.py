@@ -9,12 +9,14 @@ live in the pure modules (`formats`, `claims`, `matching`).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
 from audit.formats import AnswerRecord, FormatError, ParsedFile
 from audit.formats.citeaudit import FORMAT as CITEAUDIT
@@ -30,6 +32,7 @@ from audit.import_plan import (
     read_lines_in_worker,
 )
 from audit.models import Answer, AuditSet, Claim, ImportBatch, Rater
+from audit.runs import RunChanges, changes_of, retired_of, run_key, run_refusal
 from audit.services import bulk
 from audit.services.answer_writer import answers_write
 from audit.services.derived import NewClaims, claims_changed, decisions_watched
@@ -58,6 +61,10 @@ class ImportSummary:
     # Restored from a citeaudit export; other formats bring no sheets or gold.
     sheets: int = 0
     gold: int = 0
+    # A push of a named run: its system and run, and what it changed (RunChanges.as_dict).
+    system: str = ""
+    run: str = ""
+    changes: dict | None = None
 
 
 def answers_import(
@@ -69,6 +76,8 @@ def answers_import(
     user: AbstractBaseUser | None = None,
     progress: Callable[[int], None] | None = None,
     workers: int = 0,
+    system: str = "",
+    run: str = "",
 ) -> ImportSummary:
     """Import every answer of a parsed file into the set, all or nothing.
 
@@ -86,7 +95,21 @@ def answers_import(
     and their machine checks, assignments, sheets, rater labels and gold come back with
     their timestamps. Reviewers and leads are matched by username; missing ones are created
     inactive, without a password or group, and the reviewers join the set.
+
+    `system` names the system of every answer of the file. With `run` too, the file is that
+    run of the system, whole: answers are matched by answer id with the run's current ones;
+    an unchanged one is kept as it is, a changed one is written anew and the old one marked
+    replaced (its claims and reviews kept, counted nowhere), a new one added, and one the
+    file leaves out retired. What changed is recorded on the import batch.
     """
+    refusal = run_refusal(system, run)
+    if refusal is not None:
+        raise FormatError(filename, "", *refusal)
+    if system:
+        parsed = dataclasses.replace(
+            parsed,
+            records=_named(parsed.records, system=run_key(system, run), run=run, filename=filename),
+        )
     with transaction.atomic():
         # Before anything of the set is read: an import pushed at the same moment finishes
         # first, and this one then finds its questions (and its answers, if the same).
@@ -120,8 +143,23 @@ def answers_import(
                 filename=filename[:300],
                 format=parsed.format,
                 sha256=sha256,
+                system=system if run else "",
+                run=run,
                 created_by=user if user and user.is_authenticated else None,
             )
+            replacing = None
+            if run:
+                if parsed.format == CITEAUDIT:
+                    raise FormatError(
+                        filename, "", "run", "a citeaudit export is restored as it was: no run"
+                    )
+                replacing = _RunReplace(
+                    audit_set_id=audit_set.pk,
+                    key=run_key(system, run),
+                    run=run,
+                    filename=filename,
+                    totals=totals,
+                )
 
             if parsed.format == CITEAUDIT:
                 for chunk in _chunks(fresh, CHUNK):
@@ -137,7 +175,10 @@ def answers_import(
                     if progress:
                         progress(len(chunk))
             else:
-                if workers > 0 and streamed:
+                if run:
+                    fresh_chunks = replacing.fresh(_chunks(_digested(parsed.records), CHUNK))
+                    planned_chunks = _planned(fresh_chunks, workers)
+                elif workers > 0 and streamed:
                     planned_chunks = _read_in_workers(parsed.records, audit_set.pk, totals, workers)
                 else:
                     fresh_chunks = _fresh(
@@ -158,6 +199,7 @@ def answers_import(
                             raters=raters,
                             totals=totals,
                             derived=derived,
+                            run=run,
                         )
                         if progress:
                             progress(len(chunk))
@@ -165,8 +207,18 @@ def answers_import(
             batch.answers_created = totals["answers"]
             batch.answers_skipped = totals["skipped"]
             batch.claims_created = totals["claims"]
-            batch.save(update_fields=["answers_created", "answers_skipped", "claims_created"])
-            if totals["answers"] == 0:
+            if replacing is not None:
+                # The new claims' derived rows first, then the replaced ones' taken out.
+                derived.finish()
+                batch.changes = replacing.finish(batch=batch).as_dict()
+            batch.save(
+                update_fields=["answers_created", "answers_skipped", "claims_created", "changes"]
+            )
+            if replacing is not None:
+                # Kept even when nothing changed: the run was pushed, and is the latest.
+                batch_id = batch.pk
+                planner_statistics_refresh(rows=totals["claims"])
+            elif totals["answers"] == 0:
                 # Nothing new: leave no empty import behind.
                 batch.delete()
                 batch_id = None
@@ -197,7 +249,88 @@ def answers_import(
         batch_id=batch_id,
         sheets=totals["sheets"],
         gold=totals["gold"],
+        system=system if run else "",
+        run=run,
+        changes=batch.changes if run else None,
     )
+
+
+def _named(
+    records: Iterable[AnswerRecord], *, system: str, run: str, filename: str
+) -> Iterator[AnswerRecord]:
+    """The records as answers of `system` (a run's key); a run's answers need their ids."""
+    for record in records:
+        if run and not record.answer_id:
+            raise FormatError(
+                filename, record.location, "answer_id", "a run's answers are matched by answer_id"
+            )
+        yield dataclasses.replace(record, system=system)
+
+
+class _RunReplace:
+    """A push of a named run against the run's current answers: which of the file's answers
+    to write (new or changed), and, once all are written, the replaced and retired ones
+    marked and their claims taken out of every count."""
+
+    def __init__(
+        self, *, audit_set_id: int, key: str, run: str, filename: str, totals: dict[str, int]
+    ) -> None:
+        self.audit_set_id = audit_set_id
+        self.filename = filename
+        self.totals = totals
+        current = Answer.objects.filter(
+            audit_set_id=audit_set_id, system=key, run=run, replaced_at__isnull=True
+        ).values_list("external_id", "pk", "content_hash")
+        # One run's ids and hashes, not its texts.
+        self.held = {external_id: (pk, digest) for external_id, pk, digest in current}
+        self.pushed: set[str] = set()
+        self.changes = RunChanges()
+
+    def fresh[T](self, chunks: Iterable[list[tuple[T, str]]]) -> Iterator[list[tuple[T, str]]]:
+        hashes = {external_id: digest for external_id, (_, digest) in self.held.items()}
+        for chunk in chunks:
+            for record, _ in chunk:
+                answer_id = record.answer_id
+                if answer_id in self.pushed:
+                    raise FormatError(
+                        self.filename,
+                        record.location,
+                        "answer_id",
+                        f"answer_id {answer_id!r} repeats an earlier answer of the run",
+                    )
+                self.pushed.add(answer_id)
+            write = set(
+                changes_of(
+                    held=hashes,
+                    pushed=[(record.answer_id, digest) for record, digest in chunk],
+                    changes=self.changes,
+                )
+            )
+            fresh = [(record, digest) for record, digest in chunk if record.answer_id in write]
+            self.totals["skipped"] += len(chunk) - len(fresh)
+            if fresh:
+                yield fresh
+
+    def finish(self, *, batch: ImportBatch) -> RunChanges:
+        self.changes.retired = retired_of(held=self.held, pushed=self.pushed)
+        now = timezone.now()
+        new = dict(
+            Answer.objects.filter(
+                import_batch=batch, external_id__in=self.changes.changed
+            ).values_list("external_id", "pk")
+        )
+        # A changed answer points at its replacement; a retired one at none.
+        replaced = [
+            Answer(pk=self.held[key][0], replaced_at=now, replaced_by_id=new.get(key))
+            for key in [*self.changes.changed, *self.changes.retired]
+        ]
+        Answer.objects.bulk_update(replaced, ["replaced_at", "replaced_by"], batch_size=500)
+        old = [answer.pk for answer in replaced]
+        claim_ids = list(Claim.objects.filter(answer_id__in=old).values_list("pk", flat=True))
+        if claim_ids:
+            # Their release facts and tallies go (services.release); their sheets stay.
+            claims_changed(audit_set_id=self.audit_set_id, claim_ids=claim_ids)
+        return self.changes
 
 
 def _digested(records: Iterable[AnswerRecord]) -> Iterator[tuple[AnswerRecord, str]]:

@@ -67,6 +67,8 @@ def _import_run(job: Job) -> dict:
             user=job.created_by,
             progress=progress_reporter(job, total),
             workers=settings.IMPORT_WORKERS if _may_fork() else 0,
+            system=params.get("system", ""),
+            run=params.get("run", ""),
         )
     return {"audit_set": audit_set.pk, **asdict(summary)}
 

@@ -11,6 +11,7 @@ runs, its progress and a lead's cancel request pass through the cache (see
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import shutil
@@ -26,13 +27,14 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.files.move import file_move_safe
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.tasks import task
 from django.utils import timezone
 
 from audit.formats import FormatError
 from audit.import_plan import FORK_LOCK, MatcherStopped
-from audit.models import AuditSet, Job, Webhook, Workspace
+from audit.models import AuditSet, IdempotencyKey, Job, Webhook, Workspace
+from audit.runs import run_refusal
 from audit.selectors.jobs import (
     CANCEL_KEY,
     HEARTBEAT_KEY,
@@ -63,6 +65,10 @@ class JobRefused(Exception):
     """A job action that does not apply to the job as it now is (e.g. cancel a finished one)."""
 
 
+class IdempotencyConflict(Exception):
+    """An Idempotency-Key used before for a request with another body."""
+
+
 def job_import_create(
     *,
     upload: UploadedFile,
@@ -71,24 +77,80 @@ def job_import_create(
     fmt: str,
     user,
     workspace: Workspace | None = None,
+    system: str = "",
+    run: str = "",
+    idempotency_key: str = "",
 ) -> Job:
     """Queue the import of an uploaded answer file into a set (or a new set of that name).
 
     A big upload, which Django has already streamed to a temporary file, is moved to
     JOBS_DIR; a small one is written there a chunk at a time. Never read whole into memory.
-    A new set is created in `workspace`.
+    A new set is created in `workspace`. `system` and `run` name the file's system and run
+    (services.imports.answers_import); a bad pair raises FormatError naming the field.
+
+    With an `idempotency_key`, the same user's request with the same key and body gets the
+    job the first one queued, and one with another body raises IdempotencyConflict; two at
+    once queue one job (the key's unique row decides which).
     """
     if audit_set is None and workspace is None:
         raise ValueError("A new set needs a workspace.")
+    refusal = run_refusal(system, run)
+    if refusal is not None:
+        raise FormatError(upload.name or "upload", "", *refusal)
+    fingerprint = ""
+    if idempotency_key:
+        fingerprint = _fingerprint(
+            upload, audit_set.pk if audit_set else None, new_set_name, fmt, system, run, workspace
+        )
+        found = _idempotent_job(user=user, key=idempotency_key, fingerprint=fingerprint)
+        if found is not None:
+            return found
     token = uuid.uuid4().hex
-    return _create(
-        kind=Job.Kind.IMPORT,
-        audit_set=audit_set,
-        user=user,
-        token=token,
-        params={**_upload_save(upload, token), "format": fmt, "new_set_name": new_set_name},
-        workspace=workspace,
-    )
+    params = {**_upload_save(upload, token), "format": fmt, "new_set_name": new_set_name}
+    if system:
+        params |= {"system": system, "run": run}
+    try:
+        with transaction.atomic():
+            job = _create(
+                kind=Job.Kind.IMPORT,
+                audit_set=audit_set,
+                user=user,
+                token=token,
+                params=params,
+                workspace=workspace,
+            )
+            if idempotency_key:
+                IdempotencyKey.objects.create(
+                    user=user, key=idempotency_key, fingerprint=fingerprint, job=job
+                )
+    except IntegrityError:
+        # The same key's other request committed first: its job stands, this one is undone.
+        shutil.rmtree(Path(settings.JOBS_DIR) / token, ignore_errors=True)
+        found = _idempotent_job(user=user, key=idempotency_key, fingerprint=fingerprint)
+        if found is None:
+            raise
+        return found
+    return job
+
+
+def _fingerprint(upload: UploadedFile, *fields: object) -> str:
+    """What a push asked for: the file's bytes and the fields that say where they go."""
+    digest = hashlib.sha256(repr(fields).encode())
+    for chunk in upload.chunks(_WRITE_CHUNK):
+        digest.update(chunk)
+    upload.seek(0)
+    return digest.hexdigest()
+
+
+def _idempotent_job(*, user, key: str, fingerprint: str) -> Job | None:
+    found = IdempotencyKey.objects.filter(user=user, key=key).select_related("job").first()
+    if found is None:
+        return None
+    if found.fingerprint != fingerprint:
+        raise IdempotencyConflict(
+            "This Idempotency-Key was used for another request; use a new key for this one."
+        )
+    return found.job
 
 
 def job_export_create(*, audit_set: AuditSet, fmt: str, user) -> Job:

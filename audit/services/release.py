@@ -33,15 +33,18 @@ type Key = tuple[str, ReleaseFlags]  # (system, flags)
 
 def release_facts_refresh(*, audit_set_id: int, claim_ids: Iterable[int]) -> int:
     """Rewrite the release facts of the top-level claims these claims are or belong to, drop
-    those of claims that no longer exist, and move the set's tallies by the difference;
-    returns how many facts were written. Call with the claims (and their parents) locked
-    (services/locks.py), as claims_changed does."""
+    those of claims that no longer exist or whose answer was replaced, and move the set's
+    tallies by the difference; returns how many facts were written. Call with the claims
+    (and their parents) locked (services/locks.py), as claims_changed does."""
     ids = sorted(set(claim_ids))
     found: set[int] = set()
     tops: set[int] = set()
     for start in range(0, len(ids), CHUNK):
         for pk, top in (
-            Claim.objects.filter(pk__in=ids[start : start + CHUNK])
+            # A replaced answer's claims count as gone: their facts and tallies go.
+            Claim.objects.filter(
+                pk__in=ids[start : start + CHUNK], answer__replaced_at__isnull=True
+            )
             .annotate(top=Coalesce(F("parent_id"), F("pk")))
             # Unordered: the default order joins the answers (see services/locks.py).
             .order_by()

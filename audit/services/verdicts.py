@@ -123,8 +123,9 @@ def _resolve(audit_set: AuditSet, verdicts: tuple[Verdict, ...], filename: str) 
     """Verdict location → claim pk; the first verdict naming nothing known raises."""
     wanted = {v.answer_id for v in verdicts}
     answers: dict[str, list[int]] = defaultdict(list)
+    # A replaced answer's id now names its replacement.
     for external_id, pk in Answer.objects.filter(
-        audit_set=audit_set, external_id__in=wanted
+        audit_set=audit_set, external_id__in=wanted, replaced_at__isnull=True
     ).values_list("external_id", "pk"):
         answers[external_id].append(pk)
     by_index: dict[tuple[int, int], int] = {}

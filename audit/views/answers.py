@@ -103,5 +103,6 @@ def answer_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "passages": display.passage_views(passages, highlights),
             "evidence_rows": evidence_rows,
             "unknown_markers": sorted({n for c in claims for n in c.cited_unknown}),
+            "replaces": selectors.answer_versions_replaced(answer=answer),
         },
     )

@@ -1,4 +1,4 @@
-"""`manage.py gate --set NAME --system S`: the release gate on the server itself. Exits 0
+"""`manage.py gate --set NAME --system S [--run R]`: the release gate on the server itself. Exits 0
 (pass), 1 (fail), 2 (provisional) or 3 (no such set or system, or a crash), printing the
 reasons."""
 
@@ -21,7 +21,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--set", required=True, dest="set_name", help="the set's name or id")
-        parser.add_argument("--system", required=True, help="the system (run) to decide")
+        parser.add_argument("--system", required=True, help="the system to decide")
+        parser.add_argument(
+            "--run", default=None, help="the system's run to decide (default: the latest)"
+        )
         parser.add_argument(
             "--with-judge",
             action="store_true",
@@ -43,22 +46,26 @@ class Command(BaseCommand):
             self.stderr.write("gate: crashed; this is an error (exit 3), not a decision")
             sys.exit(ERROR)
 
-    def handle(self, *args, set_name: str, system: str, with_judge: bool, **options) -> None:
-        self._gate(set_name=set_name, system=system, with_judge=with_judge)
+    def handle(
+        self, *args, set_name: str, system: str, run: str | None, with_judge: bool, **options
+    ) -> None:
+        self._gate(set_name=set_name, system=system, run=run, with_judge=with_judge)
 
-    def _gate(self, *, set_name: str, system: str, with_judge: bool) -> None:
+    def _gate(self, *, set_name: str, system: str, run: str | None, with_judge: bool) -> None:
         audit_set = AuditSet.objects.filter(name=set_name).first()
         if audit_set is None and set_name.isdigit():
             audit_set = AuditSet.objects.filter(pk=int(set_name)).first()
         if audit_set is None:
             self.stderr.write(f"gate: no set named {set_name!r}")
             sys.exit(ERROR)
-        if system not in selectors.set_systems(audit_set=audit_set):
-            self.stderr.write(f"gate: no system {system!r} in set {audit_set.name!r}")
+        key = selectors.decision_key(audit_set=audit_set, system=system, run=run)
+        if key is None:
+            named = f"run {run!r} of system {system!r}" if run is not None else f"system {system!r}"
+            self.stderr.write(f"gate: no {named} in set {audit_set.name!r}")
             sys.exit(ERROR)
         # The command line sees everything, as its exports do: no viewer, nobody blind.
         decision = selectors.decision_report(
-            audit_set=audit_set, system=system, viewer=None, with_judge=with_judge
+            audit_set=audit_set, system=key, viewer=None, with_judge=with_judge
         )
         self.stdout.write(describe(decision))
         self.decided = True

@@ -46,8 +46,21 @@ class Command(BaseCommand):
             help="processes that locate and match claims while this one writes "
             f"(0: none; default {DEFAULT_WORKERS})",
         )
+        parser.add_argument("--system", default="", help="the system of every answer in the file")
+        parser.add_argument(
+            "--run", default="", help="the file is this run of --system, replacing its last push"
+        )
 
-    def handle(self, path: str, set_name: str, format: str, workers: int, **options) -> None:
+    def handle(
+        self,
+        path: str,
+        set_name: str,
+        format: str,
+        workers: int,
+        system: str = "",
+        run: str = "",
+        **options,
+    ) -> None:
         file = Path(path)
         if not file.is_file():
             raise CommandError(f"{path}: no such file")
@@ -95,6 +108,8 @@ class Command(BaseCommand):
                     sha256=check.sha256,
                     progress=bar.update,
                     workers=max(0, workers),
+                    system=system,
+                    run=run,
                 )
         except FormatError as error:
             # One line, no traceback: the error names the file, line and field.
@@ -109,3 +124,9 @@ class Command(BaseCommand):
             f"{summary.not_located} claims not located"
             f"{restored if summary.format == 'citeaudit' else ''}"
         )
+        if summary.changes is not None:
+            self.stdout.write(
+                f"run {summary.system}@{summary.run}: {summary.changes['added']} added, "
+                f"{summary.changes['changed']} changed, {summary.changes['unchanged']} "
+                f"unchanged, {summary.changes['retired']} retired"
+            )

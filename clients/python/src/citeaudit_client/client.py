@@ -10,6 +10,7 @@ import json
 import os
 import random
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -147,9 +148,13 @@ class Client:
         data: Mapping[str, str] | None = None,
         upload: _Upload | None = None,
         stream: bool = False,
+        headers: Mapping[str, str] | None = None,
     ) -> httpx2.Response:
         """One call, tried again while the server is busy or unreachable; any answer but a
-        2xx raises. A `stream` response is the caller's to close."""
+        2xx raises. A `stream` response is the caller's to close. A request carrying an
+        Idempotency-Key is tried again as a read is: the server answers a repeat with the
+        first one's result."""
+        safe = method in SAFE_METHODS or "Idempotency-Key" in (headers or {})
         query = {k: v for k, v in (params or {}).items() if v is not None}
         attempt = 0
         while True:
@@ -158,13 +163,17 @@ class Client:
                 with contextlib.ExitStack() as stack:
                     files = stack.enter_context(upload.open()) if upload else None
                     request = self._http.build_request(
-                        method, path, params=query, json=json, data=data, files=files
+                        method,
+                        path,
+                        params=query,
+                        json=json,
+                        data=data,
+                        files=files,
+                        headers=headers,
                     )
                     response = self._http.send(request, stream=stream)
             except httpx2.TransportError as error:
-                retry = isinstance(error, NOT_SENT) or (
-                    method in SAFE_METHODS and isinstance(error, RETRY_ERRORS)
-                )
+                retry = isinstance(error, NOT_SENT) or (safe and isinstance(error, RETRY_ERRORS))
                 if retry and not last:
                     time.sleep(self._pause(attempt, None))
                     attempt += 1
@@ -174,11 +183,7 @@ class Client:
                     f"{method} {self.url}/api/v1/{path}: {error or type(error).__name__}{sent}"
                 ) from error
             status = response.status_code
-            if (
-                status in RETRY_STATUSES
-                and not last
-                and (method in SAFE_METHODS or status in RETRY_ANY_METHOD)
-            ):
+            if status in RETRY_STATUSES and not last and (safe or status in RETRY_ANY_METHOD):
                 pause = self._pause(attempt, response.headers.get("Retry-After"))
                 response.close()
                 time.sleep(pause)
@@ -392,11 +397,19 @@ class Client:
         new_set_name: str | None = None,
         format: str = "auto",  # noqa: A002 - the API's name
         workspace: str | None = None,
+        system: str | None = None,
+        run: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Job:
         """Queue the import of a run's answers into `set`, or into a new set `new_set_name`;
         returns the queued job (follow it with job_wait). `file` is a path, bytes, an open
         binary file, or an iterable of records (dicts) sent as JSON Lines. TooLarge if the
-        file is over the server's limit; a file's own problems end the job as failed."""
+        file is over the server's limit; a file's own problems end the job as failed.
+
+        `system` names the system of every answer in the file; with `run` the file is that
+        run of the system, whole: pushing the same run again replaces it by answer id.
+        Each call sends an Idempotency-Key (`idempotency_key`, or a new random one) and
+        reuses it on its own retries, so a retry after a lost answer queues nothing twice."""
         form = {"format": format}
         if set is not None:
             form["set"] = str(self._set_id(set))
@@ -404,8 +417,16 @@ class Client:
             form["new_set_name"] = new_set_name
         if workspace is not None:
             form["workspace"] = workspace
+        if system is not None:
+            form["system"] = system
+        if run is not None:
+            form["run"] = run
+        key = idempotency_key or uuid.uuid4().hex
         upload = _Upload(file, "answers.jsonl")
-        return Job.from_api(self._request("POST", "imports", data=form, upload=upload).json())
+        response = self._request(
+            "POST", "imports", data=form, upload=upload, headers={"Idempotency-Key": key}
+        )
+        return Job.from_api(response.json())
 
     def job(self, id: int) -> Job:  # noqa: A002
         """A job's state now."""
@@ -566,12 +587,14 @@ class Client:
         set: SetRef,  # noqa: A002
         system: str,
         *,
+        run: str | None = None,
         with_judge: bool = False,
     ) -> dict[str, Any]:
         """`decision` (pass, fail, provisional, or none without criteria) for one system,
-        each criterion's result and the claims failing it. With `with_judge`, the set's
-        accepted automatic judge stands for the claims no human judged."""
-        query = {"system": system, "with_judge": "true" if with_judge else None}
+        each criterion's result and the claims failing it: of its run `run`, or of the run
+        pushed last. With `with_judge`, the set's accepted automatic judge stands for the
+        claims no human judged."""
+        query = {"system": system, "run": run, "with_judge": "true" if with_judge else None}
         return self._get(f"sets/{self._set_id(set)}/decision", **query)
 
     def gate(
@@ -579,6 +602,7 @@ class Client:
         set: SetRef,  # noqa: A002
         system: str,
         *,
+        run: str | None = None,
         with_judge: bool = False,
         out: TextIO | None = None,
     ) -> int:
@@ -587,7 +611,7 @@ class Client:
         unknown set or system, a refused token, no connection, a crash), never 1 for those.
         The verdict and each criterion's result, or the error, go to `out` if given."""
         try:
-            found = self.decision(set, system, with_judge=with_judge)
+            found = self.decision(set, system, run=run, with_judge=with_judge)
             code = EXIT_CODES.get(found["decision"], ERROR)
         except Exception as error:  # a broken gate is an error (3), never a failed system
             if out is not None:
