@@ -24,6 +24,7 @@ from audit.models import (
     CriteriaChange,
     GuidelineFlag,
     GuidelineVersion,
+    IdempotencyKey,
     ImportBatch,
     Invitation,
     Job,
@@ -178,6 +179,16 @@ class JobAdmin(admin.ModelAdmin):
     list_display = ["pk", "kind", "status", "audit_set", "created_by", "created_at", "finished_at"]
     list_filter = ["kind", "status"]
     readonly_fields = [f.name for f in Job._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(IdempotencyKey)
+class IdempotencyKeyAdmin(admin.ModelAdmin):
+    # Read-only: a key is written by the push that named it and answers that push's retries.
+    list_display = ["pk", "key", "user", "job", "created_at"]
+    readonly_fields = [f.name for f in IdempotencyKey._meta.fields]
 
     def has_add_permission(self, request) -> bool:
         return False
