@@ -22,6 +22,7 @@ from audit.bm25 import (
     stem,
     terms,
 )
+from audit.scope_words import Difference, scope_differences
 from audit.sentences import sentence_spans
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "TrustLabel",
     "cached_passage",
     "check_claim",
+    "claim_differences",
     "find_wrong_citation",
     "fold",
     "prepare_passage",
@@ -46,7 +48,8 @@ __all__ = [
 # Stored next to every result: bump when any stored result for the same input would change.
 # (Rankings of k >= 4 changed after 2026.12-1, but stored checks rank k = 3 and did not:
 # a bump would have marked every check stale for nothing.)
-MATCHER_VERSION = "2026.12-1"
+# 2026.12-2: "verified" needs no scope difference (audit.scope_words) in the best sentence.
+MATCHER_VERSION = "2026.12-2"
 
 TrustLabel = Literal["verified", "likely", "unknown"]
 
@@ -698,28 +701,77 @@ def trust_label(
     has_unknown_citation: bool = False,
     best_score: float,
     ungrounded: Sequence[str] = (),
+    differences: Sequence[Difference] = (),
 ) -> TrustLabel:
     """The machine's label for a claim, from provenance and string checks only.
 
-    - "verified": the claim cites only existing passages, at least three quarters of its
-      content words (VERIFIED_MIN_SCORE) occur in one cited sentence with its neighbour,
-      and every number of the claim occurs in the cited passages.
+    - "verified" (shown as "all words found"): the claim cites only existing passages, at
+      least three quarters of its content words (VERIFIED_MIN_SCORE) occur in one cited
+      sentence with its neighbour, every number of the claim occurs in the cited passages,
+      and that sentence differs from the claim in no word that changes its scope: every
+      content word there, the same negation, modals, quantifiers and units
+      (audit.scope_words). "Customers can return…" against "Consumers may return…" is
+      four fifths of the words, and a different rule: it is "likely", never a match.
     - "likely": cited, no ungrounded number, at least half of the content words.
     - "unknown": everything else: uncited, citing a passage that does not exist, a number
       not found in the cited passages, or a weak match.
 
     Why these values (bench/calibrate_trust.py, 2,111 label-balanced AttributionBench
     claims): 85% of "verified" claims are human-labelled attributable against 51% overall,
-    "likely" 55%, "unknown" 19%. Word overlap cannot see negation or a changed relation,
-    so "verified" means "the words are there", and a reviewer still reads it.
+    "likely" 55%, "unknown" 19% (before the scope check, which only moves claims from
+    "verified" to "likely"). Word overlap cannot see a changed relation, so the label means
+    "the words are there", and a reviewer still reads it.
     """
     if not cited or has_unknown_citation or ungrounded:
         return "unknown"
-    if best_score >= VERIFIED_MIN_SCORE:
+    if best_score >= VERIFIED_MIN_SCORE and not differences:
         return "verified"
     if best_score >= LIKELY_MIN_SCORE:
         return "likely"
     return "unknown"
+
+
+# The best-supported sentences compared word by word with the claim: ties are rare, and a
+# few are enough to find one without a scope difference if there is one.
+_SCOPE_CANDIDATES = 5
+
+
+def _window(passage: PreparedPassage, sentence: int) -> tuple[str, str]:
+    """A sentence's text, and its two neighbours' (where support may have found a word)."""
+    spans = passage.spans
+    start, end = spans[sentence]
+    before = passage.text[spans[sentence - 1][0] : start] if sentence > 0 else ""
+    after = passage.text[end : spans[sentence + 1][1]] if sentence + 1 < len(spans) else ""
+    return passage.text[start:end], f"{before} {after}"
+
+
+def _fewest_differences(
+    bare: str, ranking: _Ranking, passages: Sequence[PreparedPassage], best_support: float
+) -> tuple[Difference, ...]:
+    """The scope differences of the claim against the best-supported sentence that has the
+    fewest (none when one sentence states it word for word)."""
+    best: tuple[Difference, ...] | None = None
+    candidates = [i for i in ranking.scored if i.support >= best_support][:_SCOPE_CANDIDATES]
+    for item in candidates:
+        text, context = _window(passages[item.passage], item.sentence)
+        found = scope_differences(bare, text, context)
+        if best is None or len(found) < len(best):
+            best = found
+        if not best:
+            break
+    return best or ()
+
+
+def claim_differences(claim: str, cited: Sequence[str | PreparedPassage]) -> tuple[Difference, ...]:
+    """What the review page shows beside the match score: the words in which the claim and
+    its best-supported cited sentence differ (see trust_label)."""
+    prepared = _prepared(cited)
+    bare = _without_markers(claim)
+    ranking = _score_sentences(_bare_query(bare), prepared)
+    best_support = max((i.support for i in ranking.scored), default=0.0)
+    if not ranking.scored:
+        return ()
+    return _fewest_differences(bare, ranking, prepared, best_support)
 
 
 @dataclass(frozen=True)
@@ -756,12 +808,20 @@ def check_claim(
     available = _evidence_numbers(cited_prepared) if claim_numbers else frozenset()
     numbers = tuple((n, n in available) for n in claim_numbers)
     ungrounded = tuple(dict.fromkeys(n for n, grounded in numbers if not grounded))
+    # Only a claim that would otherwise be "verified" is compared word by word: the import
+    # checks every claim, and the comparison changes no other label.
+    differences = (
+        _fewest_differences(bare, ranking, cited_prepared, best_support)
+        if best_score >= VERIFIED_MIN_SCORE
+        else ()
+    )
     return ClaimChecks(
         label=trust_label(
             cited=bool(cited_prepared),
             has_unknown_citation=has_unknown_citation,
             best_score=best_score,
             ungrounded=ungrounded,
+            differences=differences,
         ),
         highlights=highlights,
         best_score=best_score,

@@ -78,7 +78,7 @@ class AnswerTable(tables.Table):
     )
     system = tables.Column()
     claim_count = tables.Column("Claims", attrs={"td": {"class": "num"}})
-    verified_count = tables.Column("Verified", attrs={"td": {"class": "num"}})
+    verified_count = tables.Column("All words found", attrs={"td": {"class": "num"}})
     uncited_count = tables.Column("Uncited", attrs={"td": {"class": "num"}})
     unknown_count = tables.Column("Cited-unknown", attrs={"td": {"class": "num"}})
 

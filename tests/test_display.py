@@ -20,35 +20,60 @@ def _check(label: str, best_score: float, numbers: list[dict] = ()) -> ClaimChec
         (
             _check("verified", 0.9091),
             Claim(),
-            MatchScore(90, "Verified", "verified from 75% with every number found"),
+            MatchScore(
+                90,
+                "All words found",
+                "every word of the claim in one cited sentence, every number found",
+            ),
         ),
         (
             _check("likely", 0.7499),
             Claim(),
-            MatchScore(74, "Likely", "likely from 50%, verified from 75%"),
+            MatchScore(
+                74,
+                "Most words found",
+                "most words from 50%, all found from 75% with none differing",
+            ),
+        ),
+        (
+            # Enough words for the top label, but a word of scope differs (audit.scope_words).
+            _check("likely", 0.8),
+            Claim(),
+            MatchScore(80, "Most words found", "words of the claim differ from the best sentence"),
         ),
         (
             _check("unknown", 1.0, [{"token": "4", "grounded": False}]),
             Claim(),
-            MatchScore(100, "Unknown", "a number is not in the cited passages"),
+            MatchScore(100, "Weak or no match", "a number is not in the cited passages"),
         ),
         (
             _check("unknown", 0.0),
             Claim(is_uncited=True),
-            MatchScore(0, "Unknown", "the claim cites no passage"),
+            MatchScore(0, "Weak or no match", "the claim cites no passage"),
         ),
         (
             _check("unknown", 0.8),
             Claim(cited_unknown=[4]),
-            MatchScore(80, "Unknown", "it cites a passage that was never supplied"),
+            MatchScore(80, "Weak or no match", "it cites a passage that was never supplied"),
         ),
-        (_check("unknown", 0.57), Claim(), MatchScore(57, "Unknown", "likely from 50%")),
+        (
+            _check("unknown", 0.57),
+            Claim(),
+            MatchScore(57, "Weak or no match", "most words from 50%"),
+        ),
     ],
 )
 def test_match_score_is_the_best_score_as_a_floored_percent_with_the_labels_reason(
     check, claim, expected
 ):
     assert match_score(check, claim) == expected
+
+
+def test_no_page_calls_a_string_match_verified():
+    # "Verified" is kept for what a person decided or an exact quote check.
+    for label in ClaimCheck.Label.values:
+        shown = match_score(_check(label, 1.0), Claim())
+        assert "verif" not in f"{shown.label} {shown.why}".lower()
 
 
 def test_no_check_shows_no_score():

@@ -60,6 +60,12 @@ def match_score(check, claim) -> display.MatchScore | None:
 
 
 @register.filter
+def hint_label(label: str) -> str:
+    """A machine label as pages name it: never "verified" (display.HINT_LABELS)."""
+    return display.hint_label(label)
+
+
+@register.filter
 def duration(value) -> str:
     """A timedelta as "1 min 05 s" or "12.3 s": how long a job has run."""
     if value is None:

@@ -527,6 +527,9 @@ def _render_adjudication(
         "pieces": display.answer_pieces(answer, top_level, current=claim.parent_id or claim.pk),
         "cited": sorted(cited),
         "check": check,
+        "differences": display.word_differences(
+            claim, check, [p for p in passages if p.position in cited]
+        ),
         # The override is offered where the matcher found a number missing, and kept in
         # view on a gold record that has one after a rematch grounded it.
         "offer_number_override": bool(check and check.ungrounded) or values["numbers_overridden"],

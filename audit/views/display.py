@@ -180,17 +180,32 @@ class MatchScore:
     why: str
 
 
+# The matcher's labels as pages name them. "Verified" is kept for what a person decided
+# or an exact quote check; the stored value stays "verified" for exports that read it.
+HINT_LABELS = {
+    ClaimCheck.Label.VERIFIED: "All words found",
+    ClaimCheck.Label.LIKELY: "Most words found",
+    ClaimCheck.Label.UNKNOWN: "Weak or no match",
+}
+
+
+def hint_label(label: str) -> str:
+    return HINT_LABELS.get(label, label)
+
+
 def match_score(check: ClaimCheck | None, claim: Claim) -> MatchScore | None:
     if check is None:
         return None
-    verified = round(matching.VERIFIED_MIN_SCORE * 100)
+    all_found = round(matching.VERIFIED_MIN_SCORE * 100)
     likely = round(matching.LIKELY_MIN_SCORE * 100)
     # Floored, so 74.9% never reads as the 75% threshold; rounded first against float noise.
     percent = math.floor(round(check.best_score * 100, 6))
     if check.label == ClaimCheck.Label.VERIFIED:
-        why = f"verified from {verified}% with every number found"
+        why = "every word of the claim in one cited sentence, every number found"
+    elif check.label == ClaimCheck.Label.LIKELY and check.best_score >= matching.VERIFIED_MIN_SCORE:
+        why = "words of the claim differ from the best sentence"
     elif check.label == ClaimCheck.Label.LIKELY:
-        why = f"likely from {likely}%, verified from {verified}%"
+        why = f"most words from {likely}%, all found from {all_found}% with none differing"
     elif claim.is_uncited:
         why = "the claim cites no passage"
     elif claim.cited_unknown:
@@ -198,8 +213,32 @@ def match_score(check: ClaimCheck | None, claim: Claim) -> MatchScore | None:
     elif check.ungrounded:
         why = "a number is not in the cited passages"
     else:
-        why = f"likely from {likely}%"
-    return MatchScore(percent=percent, label=check.get_label_display(), why=why)
+        why = f"most words from {likely}%"
+    return MatchScore(percent=percent, label=hint_label(check.label), why=why)
+
+
+@dataclass(frozen=True)
+class WordDifference:
+    """A word of the claim beside the evidence's word in its place, as the review and
+    adjudication pages list them (audit.scope_words)."""
+
+    kind: str  # "negation", "modal", "quantifier", "unit" or "word"
+    claim: str
+    evidence: str
+
+
+def word_differences(
+    claim: Claim, check: ClaimCheck | None, passages: list[Passage]
+) -> list[WordDifference]:
+    """The words in which the claim differs from its best-supported cited sentence, beside
+    the source's: what keeps a close match from being one. Only for a claim most of whose
+    words were found (a weak match would list half the claim) that cites a passage."""
+    if check is None or check.best_score < matching.LIKELY_MIN_SCORE or not passages:
+        return []
+    return [
+        WordDifference(kind=d.kind, claim=d.claim, evidence=d.evidence)
+        for d in matching.claim_differences(claim.text, [p.text for p in passages])
+    ]
 
 
 @dataclass

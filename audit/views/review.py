@@ -523,6 +523,9 @@ def _render_review(
         "cited": cited,
         "check": check,
         "check_stale": check is not None and check.matcher_version != matching.MATCHER_VERSION,
+        "differences": display.word_differences(
+            claim, check, [p for p in passages if p.position in cited]
+        ),
         "wrong": wrong,
         "cited_passages": cited_views,
         "other_passages": other_views,

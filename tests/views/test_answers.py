@@ -77,8 +77,8 @@ def test_evidence_table_verifies_quotations_in_the_answer(client_for, lead, hand
 WORD_MATCH_90 = (
     '<span class="match-score" title="Share of the claim’s content words found in one cited '
     'sentence together with its neighbour; the label’s thresholds apply to this number.">'
-    'word match 90%</span> <span class="muted match-why">(verified from 75% with every number '
-    "found)</span>"
+    'word match 90%</span> <span class="muted match-why">(every word of the claim in one cited '
+    "sentence, every number found)</span>"
 )
 
 
@@ -116,3 +116,31 @@ def test_answer_page_flags_an_answer_no_citation_verifies(client_for, lead, revi
     assert (
         "No citation verifies" not in client_for(lead).get(fine.get_absolute_url()).content.decode()
     )
+
+
+def test_review_and_adjudication_pages_show_the_words_that_differ_from_the_source(
+    client_for, lead, reviewer_a, reviewer_b, handmade
+):
+    # "Up to 5 unused days can be carried over [1]." against "… may be carried over …":
+    # every word found but the modal, so the page names can/may instead of a match.
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
+    claim = Claim.objects.get(answer__external_id="hm-1-b", order=1)
+    assert claim.machine_check.best_score == 1.0
+    assert claim.machine_check.label == "likely"
+    close = Claim.objects.get(answer__external_id="hm-1-a", order=0)
+
+    review_page = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk])).text
+    adjudication_page = client_for(lead).get(reverse("audit:adjudicate", args=[claim.pk])).text
+    row = (
+        '<tr><td class="muted">modal</td><td><mark class="diff-claim">can</mark></td>'
+        '<td><mark class="diff-source">may</mark></td></tr>'
+    )
+    for page in (review_page, adjudication_page):
+        assert "Differs from the best cited sentence:" in page
+        assert page.count(row) == 1
+        assert "Most words found" in page
+        assert ">Verified<" not in page
+    # A claim every word of which is in one sentence lists no difference.
+    matched = client_for(reviewer_a).get(reverse("audit:review-claim", args=[close.pk])).text
+    assert "Differs from the best cited sentence" not in matched
+    assert "All words found" in matched

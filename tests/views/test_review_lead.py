@@ -226,10 +226,19 @@ def test_claims_table_filters_by_reviewer_label_and_text(client_for, opened, lea
     by_text = client.get(url, {"text": "overtime"}).context["table"]
 
     assert [r.record.pk for r in by_reviewer.rows] == [claim_at("hm-3-a", 0).pk]
-    assert sorted(r.record.pk for r in by_label.rows) == [
-        claim_at("hm-3-a", 1).pk,
-        claim_at("hm-4-a", 1).pk,
-    ]
+    # Most words found: the two weaker matches, and the close ones whose staff/employees,
+    # can/may or a missing word keep them from "all words found" (audit.scope_words).
+    assert sorted(r.record.pk for r in by_label.rows) == sorted(
+        claim_at(answer, order).pk
+        for answer, order in [
+            ("hm-1-a", 1),
+            ("hm-1-b", 0),
+            ("hm-1-b", 1),
+            ("hm-3-a", 1),
+            ("hm-4-a", 1),
+            ("hm-6-a", 0),
+        ]
+    )
     assert [r.record.pk for r in by_text.rows] == [claim_at("hm-3-a", 0).pk]
 
 
