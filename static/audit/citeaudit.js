@@ -1276,6 +1276,83 @@ function spanButton(label, className) {
     true
   );
 
+  // ---- the keyboard: the same keys as the review page where the action is the same.
+  const dialog = document.getElementById("shortcuts");
+  const showShortcuts = document.getElementById("show-shortcuts");
+  function toggleShortcuts() {
+    if (dialog.open) dialog.close();
+    else dialog.showModal();
+  }
+  if (showShortcuts) showShortcuts.addEventListener("click", toggleShortcuts);
+  const radios = Array.from(form.querySelectorAll("input[name=judgment]"));
+  function typingIn(element) {
+    if (!element) return false;
+    if (element.isContentEditable || element.tagName === "TEXTAREA" || element.tagName === "SELECT") return true;
+    return element.tagName === "INPUT" && ["checkbox", "radio", "button", "submit", "reset", "hidden"].indexOf(element.type) < 0;
+  }
+  function sentences() {
+    // Only those on screen: the other passages' sentences count once their box is open.
+    return Array.from(form.querySelectorAll("label.gold-sent input[name=evidence]")).filter(function (input) {
+      return input.offsetParent !== null;
+    });
+  }
+  function moveSentence(step) {
+    const all = sentences();
+    if (!all.length) return;
+    const at = all.indexOf(document.activeElement);
+    const next = all[at < 0 ? (step > 0 ? 0 : all.length - 1) : Math.min(all.length - 1, Math.max(0, at + step))];
+    next.focus();
+    next.closest("label").scrollIntoView({ block: "nearest" });
+  }
+  document.addEventListener("keydown", function (event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    // Enter on a ticked sentence or a judgment would submit through the form's first
+    // button, a sheet's "Take": only a button itself (or its key) saves gold.
+    if (event.key === "Enter" && target.form === form && (target.type === "checkbox" || target.type === "radio")) {
+      event.preventDefault();
+      return;
+    }
+    if (typingIn(target)) return;
+    const key = event.key;
+    if (dialog && dialog.open) {
+      if (key === "?") {
+        event.preventDefault();
+        dialog.close();
+      }
+      return;
+    }
+    if (key >= "1" && key <= "7") {
+      const radio = radios[Number(key) - 1];
+      if (radio && !radio.disabled) {
+        event.preventDefault();
+        radio.click();
+        radio.focus();
+      }
+    } else if (key === "j" || key === "k") {
+      event.preventDefault();
+      moveSentence(key === "j" ? 1 : -1);
+    } else if (key === "h") {
+      event.preventDefault();
+      toggle.click();
+    } else if (key === "s") {
+      const save = document.getElementById("save-merged");
+      if (save) {
+        event.preventDefault();
+        form.requestSubmit(save);
+      }
+    } else if (event.shiftKey && key.length === 1 && key >= "A" && key <= "Z") {
+      const take = form.querySelector('button[data-take="' + key + '"]');
+      if (take) {
+        event.preventDefault();
+        form.requestSubmit(take);
+      }
+    } else if (key === "?") {
+      event.preventDefault();
+      toggleShortcuts();
+    }
+  });
+
   const toggle = document.getElementById("show-hints");
   const KEY = "citeaudit.adjudication.showHints";
   try {

@@ -205,3 +205,97 @@ def test_lead_overrides_the_number_check_and_the_report_lists_it(
     assert errors == [
         "Failed to load resource: the server responded with a status of 400 (Bad Request)"
     ]
+
+
+def leave_the_fields(page):
+    """Tab from the reason past the note to the flag's checkbox, where keys act again."""
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "id_flag"
+
+
+def test_a_lead_clears_the_whole_queue_with_the_keyboard_only(
+    new_page, live_server, demo_round, lead
+):
+    """No mouse: each claim's gold by its keys (Shift+A/B take a sheet, 1–7 and j/space then
+    s save an edited version), the shortcut list with ?, and Enter on a judgment saves
+    nothing."""
+    c0, c1, c3, n0 = (demo_round[k] for k in ("c0", "c1", "c3", "n0"))
+    page = new_page(lead)
+    errors = watch_errors(page)
+    audit_set_pk = c0.answer.audit_set_id
+    page.goto(f"{live_server.url}/claims/{c0.pk}/adjudicate/")
+
+    # ? opens the list of keys and closes it again.
+    page.keyboard.press("?")
+    expect(page.locator("#shortcuts")).to_be_visible()
+    expect(page.locator("#shortcuts")).to_contain_text("take sheet A, B, … whole as gold")
+    page.keyboard.press("?")
+    expect(page.locator("#shortcuts")).to_be_hidden()
+
+    # 3 chooses the third judgment; Enter on it must not save through the first "Take".
+    page.keyboard.press("3")
+    expect(page.locator("input[name=judgment][value=not_supported]")).to_be_checked()
+    page.keyboard.press("Enter")
+    assert page.url.endswith(f"/claims/{c0.pk}/adjudicate/")
+    assert not Adjudication.objects.filter(claim=c0).exists()
+
+    # h shows the matcher's highlights, and hides them.
+    page.keyboard.press("h")
+    expect(page.locator("#show-hints")).to_be_checked()
+    page.keyboard.press("h")
+    expect(page.locator("#show-hints")).not_to_be_checked()
+
+    # A reason is needed (they disagreed): chosen in the focused select, which is then left;
+    # Shift+A takes sheet A.
+    page.focus("#id_reason")
+    page.keyboard.press("ArrowDown")
+    leave_the_fields(page)
+    page.keyboard.press("Shift+A")
+    page.wait_for_url(f"{live_server.url}/claims/{c1.pk}/adjudicate/")
+
+    # An edited version: partially supported (2), the full-time sentence added with j and
+    # space, a reason, then s.
+    page.keyboard.press("2")
+    expect(page.locator("input[name=judgment][value=partially_supported]")).to_be_checked()
+    full = page.locator(f"label.gold-sent:has-text('{FULL_TIME}') input")
+    expect(full).not_to_be_checked()
+    for _ in range(10):
+        page.keyboard.press("j")
+        if full.evaluate("el => el === document.activeElement"):
+            break
+    page.keyboard.press("Space")
+    expect(full).to_be_checked()
+    expect(page.locator("#gold-count")).to_have_text("2 in gold")
+    page.focus("#id_reason")
+    for _ in range(4):  # "both partly right" is the fourth reason, after "—"
+        page.keyboard.press("ArrowDown")
+    expect(page.locator("#id_reason")).to_have_value("both_partly_right")
+    leave_the_fields(page)
+    page.keyboard.press("s")
+    page.wait_for_url(f"{live_server.url}/claims/{n0.pk}/adjudicate/")
+
+    page.focus("#id_reason")
+    page.keyboard.type("Ambiguous")  # a select's own type-ahead
+    expect(page.locator("#id_reason")).to_have_value("ambiguous_source")
+    leave_the_fields(page)
+    page.keyboard.press("Shift+B")
+    page.wait_for_url(f"{live_server.url}/claims/{c3.pk}/adjudicate/")
+    page.keyboard.press("Shift+B")
+    page.wait_for_url(f"{live_server.url}/sets/{audit_set_pk}/adjudication/")
+
+    golds = {
+        g.claim_id: (g.source, g.judgment, g.from_sheet.reviewer.username if g.from_sheet else "")
+        for g in Adjudication.objects.select_related("from_sheet__reviewer")
+    }
+    assert golds == {
+        c0.pk: ("sheet", SUPPORTED, "rev_a"),
+        c1.pk: ("edited", PARTIAL, ""),
+        demo_round["c2"].pk: ("unanimous", NOT_SUPPORTED, ""),
+        c3.pk: ("sheet", PARTIAL, "rev_b"),
+        n0.pk: ("sheet", UNCLEAR, "rev_b"),
+    }
+    assert sorted(e["text"] for e in Adjudication.objects.get(claim=c1).evidence) == sorted(
+        [FULL_TIME, PART_TIME]
+    )
+    assert errors == []
