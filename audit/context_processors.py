@@ -7,7 +7,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 
-from audit.roles import is_lead
+from audit.roles import is_lead, title
 
 
 def roles(request: HttpRequest) -> dict[str, object]:
@@ -17,7 +17,8 @@ def roles(request: HttpRequest) -> dict[str, object]:
     context: dict[str, object] = {
         "user_is_lead": SimpleLazyObject(
             lambda: bool(user and user.is_authenticated and is_lead(user))
-        )
+        ),
+        "user_title": SimpleLazyObject(lambda: title(user)),
     }
     if settings.OIDC_ENABLED:
         context["oidc_name"] = settings.OIDC_NAME

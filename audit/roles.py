@@ -112,6 +112,20 @@ def is_lead(user) -> bool:
     return any(role in LEADING for role in _memberships(user).values())
 
 
+def title(user) -> str:
+    """The user's highest role, as the top bar names it: "owner", "lead" or "reviewer"
+    ("admin" for a site admin)."""
+    if user is None or not user.is_authenticated:
+        return ""
+    if user.is_superuser:
+        return "admin"
+    held = set(_memberships(user).values())
+    for role in (OWNER, LEAD):
+        if role in held:
+            return str(role)
+    return "reviewer"
+
+
 def role_in(user, workspace_id: int) -> str | None:
     """The user's active role in a workspace, None for a non-member."""
     if user is None or not user.is_authenticated:

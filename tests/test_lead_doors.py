@@ -62,6 +62,16 @@ def reviewer_c(db):
     return UserFactory(username="rev_c", role="reviewer")
 
 
+@pytest.fixture(autouse=True)
+def elsewhere(db):
+    """A reviewer of another workspace only: never a candidate for this set."""
+    user = UserFactory(username="elsewhere")
+    Membership.objects.create(
+        user=user, workspace=Workspace.objects.create(name="Other", slug="other"), role="reviewer"
+    )
+    return user
+
+
 # ------------------------------------------------------------------------------ reviewers
 
 
@@ -122,7 +132,7 @@ def test_assigning_through_the_api_writes_the_assignments_the_page_writes(
     [
         ({"reviewers": ["rev_a", "rev_b"], "overlap": 3}, "body.overlap"),
         ({"reviewers": ["rev_a", "rev_b"], "overlap": 0}, "body.overlap"),
-        ({"reviewers": ["rev_a", "rev_b", "lead"], "overlap": 9}, "body.reviewers"),
+        ({"reviewers": ["rev_a", "rev_b", "elsewhere"], "overlap": 2}, "body.reviewers"),
         ({"reviewers": ["rev_a", "nobody"], "overlap": 1}, "body.reviewers"),
         ({"reviewers": [], "overlap": 1}, "body.reviewers"),
         ({"reviewers": ["rev_a"], "overlap": "two"}, "body.overlap"),
@@ -190,7 +200,7 @@ def test_replacing_a_reviewer_through_the_api_moves_what_the_page_moves(
     ("body", "field"),
     [
         ({"leaving": "rev_c", "joining": "rev_b"}, "body.leaving"),
-        ({"leaving": "rev_a", "joining": "lead"}, "body.joining"),
+        ({"leaving": "rev_a", "joining": "elsewhere"}, "body.joining"),
         ({"leaving": "rev_a", "joining": "rev_a"}, "body.joining"),
     ],
 )

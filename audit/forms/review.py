@@ -155,8 +155,25 @@ class CommentForm(forms.Form):
     )
 
 
+def _with_role(user) -> str:
+    """A candidate as the lists name them: "lena (owner)", a reviewer by name alone."""
+    role = getattr(user, "workspace_role", "")
+    name = user.get_username()
+    return name if role in ("", "reviewer") else f"{name} ({role})"
+
+
+class CandidatesField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj) -> str:
+        return _with_role(obj)
+
+
+class CandidateField(forms.ModelChoiceField):
+    def label_from_instance(self, obj) -> str:
+        return _with_role(obj)
+
+
 class ReviewOpenForm(forms.Form):
-    reviewers = forms.ModelMultipleChoiceField(
+    reviewers = CandidatesField(
         queryset=None, widget=forms.CheckboxSelectMultiple, label="Reviewers"
     )
     overlap = forms.IntegerField(
@@ -185,7 +202,7 @@ class ReviewOpenForm(forms.Form):
 
 class ReviewerReplaceForm(forms.Form):
     leaving = forms.ModelChoiceField(queryset=None, label="Reviewer who left")
-    joining = forms.ModelChoiceField(queryset=None, label="Hand their open claims to")
+    joining = CandidateField(queryset=None, label="Hand their open claims to")
 
     def __init__(self, *args, audit_set: AuditSet, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -27,6 +27,7 @@ from audit.models import (
     AuditSheet,
     Claim,
     ControlAssignment,
+    ControlClaim,
     GuidelineVersion,
     ReviewerPause,
 )
@@ -249,4 +250,21 @@ def control_candidates(*, audit_set: AuditSet):
         .select_related("adjudication")
         .only("pk", "text", "answer_id", "adjudication__judgment")
         .order_by("pk")
+    )
+
+
+def controls_unmixed_reason(*, audit_set: AuditSet) -> str:
+    """Why saving the control settings mixed no control into any queue, in the words the
+    lead reads beside "0 controls mixed"."""
+    if audit_set.control_rate < 2:
+        return "the control rate is 0, so no control is mixed in."
+    if not ControlClaim.objects.filter(claim__answer__audit_set=audit_set).exists():
+        return "no claim is marked as a control yet: mark adjudicated claims below."
+    if audit_set.review_opened_at is None:
+        return "the set is not open for review yet; controls are mixed in when it opens."
+    if not audit_set.reviewers.exists():
+        return "the set has no reviewers."
+    return (
+        f"every reviewer already has one control in {audit_set.control_rate} claims, or has "
+        "judged every control; mark more controls to give them more."
     )

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import (
     Case,
     Count,
+    Exists,
     F,
     IntegerField,
     OuterRef,
@@ -35,6 +36,7 @@ from audit.models import (
     ControlAssignment,
     GuidelineFlag,
     Membership,
+    ReviewerPause,
     ReviewStatus,
 )
 from audit.selectors.blindness import (
@@ -216,14 +218,15 @@ def label_distribution(*, audit_set: AuditSet, by: str) -> list[Distribution]:
 
 
 def review_candidates(*, audit_set: AuditSet) -> QuerySet:
-    """Users a lead can choose as reviewers of a set: the active reviewers of its workspace."""
+    """Users a lead can choose as reviewers of a set: every active member of its workspace,
+    leads and owners too (a lead may review; a team of two runs overlap 2 that way), each
+    with `workspace_role`."""
+    memberships = Membership.objects.filter(workspace_id=audit_set.workspace_id, is_active=True)
     return (
         get_user_model()
-        .objects.filter(
-            pk__in=Membership.objects.filter(
-                workspace_id=audit_set.workspace_id, is_active=True, role=Membership.Role.REVIEWER
-            ).values("user_id"),
-            is_active=True,
+        .objects.filter(pk__in=memberships.values("user_id"), is_active=True)
+        .annotate(
+            workspace_role=Subquery(memberships.filter(user=OuterRef("pk")).values("role")[:1])
         )
         .order_by("username")
     )
@@ -276,14 +279,45 @@ def reviewer_set_rows(*, user) -> QuerySet[AuditSet]:
         claim__answer__audit_set=OuterRef("pk"),
         claim__control_assignments__reviewer=user,
     )
+    paused = ReviewerPause.objects.filter(reviewer=user, audit_set=OuterRef("pk"))
     return (
         sets_reviewed_by(user=user)
         .annotate(
             assigned=_count(mine, "reviewer") + _count(controls, "reviewer"),
             done=_count(done, "reviewer") + _count(controls_done, "reviewer"),
+            paused=Exists(paused),
         )
         .order_by("-review_opened_at", "name")
     )
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """Where a reviewer's queue in a set stands, said where they look: the home card and
+    the review page. `state` is one of "paused", "not_open", "nothing_yet", "to_do",
+    "all_done"; only "to_do" offers Continue."""
+
+    state: str
+    message: str
+
+
+def queue_state(*, paused: bool, opened: bool, assigned: int, done: int) -> QueueState:
+    if paused:
+        return QueueState(
+            "paused",
+            "Paused by a lead: your sheets are kept, and nothing more can be submitted here "
+            "until a lead lets you go on.",
+        )
+    if not opened:
+        return QueueState("not_open", "Not open for review yet.")
+    if assigned == 0:
+        return QueueState(
+            "nothing_yet",
+            "Open for review, but no claim is assigned to you yet: a lead assigns them.",
+        )
+    if done < assigned:
+        return QueueState("to_do", f"{assigned - done} to judge.")
+    return QueueState("all_done", "All done ✓")
 
 
 def lead_set_rows(*, user) -> QuerySet[AuditSet]:

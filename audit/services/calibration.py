@@ -108,9 +108,10 @@ def control_settings_update(
 
 def controls_assign(*, audit_set: AuditSet) -> int:
     """Mix control claims into each reviewer's queue until one claim in `control_rate` is a
-    control (as far as there are controls the reviewer has not judged). Never takes one
-    out: a reviewer keeps every claim they may have started. Writes no derived row: a
-    control's sheet counts in none (see ControlAssignment)."""
+    control (as far as there are controls the reviewer has not judged); a reviewer with no
+    regular claim in an open set gets them all. Never takes one out: a reviewer keeps every
+    claim they may have started. Writes no derived row: a control's sheet counts in none
+    (see ControlAssignment)."""
     rate = audit_set.control_rate
     if rate < 2:
         return 0
@@ -129,7 +130,12 @@ def controls_assign(*, audit_set: AuditSet) -> int:
                 reviewer=reviewer, claim__answer__audit_set=audit_set
             ).values_list("claim_id", flat=True)
         )
-        wanted = len(regular) // (rate - 1) - len(have)
+        if regular or audit_set.review_opened_at is None:
+            wanted = len(regular) // (rate - 1) - len(have)
+        else:
+            # A calibration-only queue: a reviewer with no regular claim in an open set (a
+            # new expert on an already adjudicated set) gets every control not yet judged.
+            wanted = len(controls)
         if wanted <= 0:
             continue
         taken = (

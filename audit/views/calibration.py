@@ -119,7 +119,11 @@ def set_calibration(request: HtmxHttpRequest, pk: int) -> HttpResponse:
                     rate=form.cleaned_data["control_rate"],
                     threshold=form.cleaned_data["calibration_threshold"],
                 )
-                messages.success(request, f"Saved; {added} controls mixed into queues.")
+                if added:
+                    messages.success(request, f"Saved; {added} controls mixed into queues.")
+                else:
+                    reason = selectors.controls_unmixed_reason(audit_set=audit_set)
+                    messages.success(request, f"Saved; no control mixed into a queue: {reason}")
                 return redirect("audit:set-calibration", audit_set.pk)
             if action in ("mark", "unmark"):
                 ids = [int(v) for v in request.POST.getlist("claim") if v.isdigit()]

@@ -35,7 +35,18 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
         request,
         "audit/home.html",
         {
-            "my_sets": list(selectors.reviewer_set_rows(user=request.user)),
+            "my_sets": [
+                (
+                    row,
+                    selectors.queue_state(
+                        paused=row.paused,
+                        opened=row.review_opened_at is not None,
+                        assigned=row.assigned,
+                        done=row.done,
+                    ),
+                )
+                for row in selectors.reviewer_set_rows(user=request.user)
+            ],
             "lead_sets": list(selectors.lead_set_rows(user=request.user)) if lead else None,
             "split_after_judging": list(selectors.split_after_judging(user=request.user)[:50]),
         },
@@ -523,6 +534,8 @@ def _render_review(
         "cited": cited,
         "check": check,
         "check_stale": check is not None and check.matcher_version != matching.MATCHER_VERSION,
+        # Told on load, not on submit: a paused queue's claim opens read-only.
+        "paused": not submitted and selectors.is_paused(reviewer=request.user, audit_set=audit_set),
         "differences": display.word_differences(
             claim, check, [p for p in passages if p.position in cited]
         ),

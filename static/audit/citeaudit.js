@@ -248,7 +248,8 @@ function spanButton(label, className) {
   const PENDING_KEY = "citeaudit.pending";
 
   const saveUrl = form.dataset.saveUrl;
-  const readOnly = form.dataset.status === "submitted";
+  // A submitted sheet, or a queue a lead paused: shown, never saved from this page.
+  const readOnly = form.dataset.status === "submitted" || form.dataset.paused === "1";
   const activeInput = document.getElementById("active-seconds");
   const dialog = document.getElementById("shortcuts");
   let stale = form.dataset.stale === "1";

@@ -51,7 +51,7 @@ def test_home_shows_the_reviewers_own_progress_per_set(client_for, opened, revie
 
     response = client_for(reviewer_a).get(reverse("audit:home"))
 
-    rows = [(s.name, s.done, s.assigned) for s in response.context["my_sets"]]
+    rows = [(s.name, s.done, s.assigned) for s, _ in response.context["my_sets"]]
     assert response.status_code == 200
     assert rows == [("Calibration", 1, 18)]
     assert response.context["lead_sets"] is None
@@ -606,7 +606,7 @@ def test_reviewer_cannot_see_other_sheet_before_submit(
     services.guideline_flag_raise(claim=claim, user=reviewer_b, comment=secret)
     client = client_for(reviewer_a)
     home_before = [
-        (s.done, s.assigned) for s in client.get(reverse("audit:home")).context["my_sets"]
+        (s.done, s.assigned) for s, _ in client.get(reverse("audit:home")).context["my_sets"]
     ]
 
     page = client.get(reverse("audit:review-claim", args=[claim.pk]))
@@ -614,7 +614,7 @@ def test_reviewer_cannot_see_other_sheet_before_submit(
     services.sheet_submit(sheet=b_sheet, user=reviewer_b, version=b_sheet.version)
     page_after_b = client.get(reverse("audit:review-claim", args=[claim.pk]))
     home_after = [
-        (s.done, s.assigned) for s in client.get(reverse("audit:home")).context["my_sets"]
+        (s.done, s.assigned) for s, _ in client.get(reverse("audit:home")).context["my_sets"]
     ]
     answer_page = client.get(claim.answer.get_absolute_url())
 

@@ -49,7 +49,7 @@ def test_lead_opens_a_set_for_review_through_the_form(
     assert (handmade.overlap, handmade.allow_reviewer_split) == (2, True)
 
 
-def test_open_form_offers_only_reviewers_and_checks_the_overlap(
+def test_open_form_offers_every_member_and_checks_the_overlap(
     client_for, handmade, lead, reviewer_a
 ):
     url = reverse("audit:review-open", args=[handmade.pk])
@@ -57,7 +57,13 @@ def test_open_form_offers_only_reviewers_and_checks_the_overlap(
 
     response = client_for(lead).post(url, {"reviewers": [reviewer_a.pk], "overlap": 2})
 
-    assert [u.username for u in form.fields["reviewers"].queryset] == ["rev_a", "rev_b"]
+    # A lead may review too: every active member of the workspace is offered, with the role.
+    assert [u.username for u in form.fields["reviewers"].queryset] == ["lead", "rev_a", "rev_b"]
+    assert [label for _, label in form.fields["reviewers"].choices] == [
+        "lead (lead)",
+        "rev_a",
+        "rev_b",
+    ]
     assert response.status_code == 200
     assert response.context["form"].non_field_errors() == [
         "An overlap of 2 needs at least 2 reviewers."
