@@ -115,9 +115,18 @@ const Spans = (function () {
     return end > start ? [start, end] : null;
   }
 
+  // A hyphen or apostrophe between two letters joins them: "Full-time" and "don't" are
+  // one word each when a selection snaps to words.
+  const JOINER = /^[-'\u2019\u2010\u2011]$/u;
+  function wordAt(chars, i) {
+    if (i < 0 || i >= chars.length) return false;
+    if (WORD.test(chars[i])) return true;
+    return JOINER.test(chars[i]) && i > 0 && i + 1 < chars.length && WORD.test(chars[i - 1]) && WORD.test(chars[i + 1]);
+  }
+
   function words(chars, start, end) {
     const isWord = function (i) {
-      return i >= 0 && i < chars.length && WORD.test(chars[i]);
+      return wordAt(chars, i);
     };
     while (start > 0 && isWord(start - 1) && isWord(start)) start -= 1;
     while (end < chars.length && isWord(end) && isWord(end - 1)) end += 1;
@@ -132,7 +141,7 @@ const Spans = (function () {
     const found = [];
     let start = -1;
     for (let i = 0; i <= chars.length; i += 1) {
-      const word = i < chars.length && WORD.test(chars[i]);
+      const word = wordAt(chars, i);
       if (word && start < 0) start = i;
       if (!word && start >= 0) {
         found.push([start, i]);

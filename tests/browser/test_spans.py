@@ -86,8 +86,9 @@ def test_reviewer_marks_spans_by_mouse_and_keyboard_and_a_reload_keeps_them(
     expect(sentence).to_be_focused()
     page.keyboard.press("Space")
     expect(sentence).to_be_checked()
-    page.keyboard.press("ArrowRight")  # "Part"
-    for _ in range(5):  # time, employees, receive, the, same
+    page.keyboard.press("ArrowRight")  # "Part-time": a hyphen joins a word, never splits it
+    expect(page.locator("#selection-text")).to_have_text("“Part-time”")
+    for _ in range(4):  # employees, receive, the, same
         page.keyboard.press("ArrowRight")
     for _ in range(3):  # entitlement, pro, rata
         page.keyboard.press("Shift+ArrowRight")
@@ -102,8 +103,8 @@ def test_reviewer_marks_spans_by_mouse_and_keyboard_and_a_reload_keeps_them(
     # Keyboard: "25 days" in the claim, with a note; Enter goes back to the claim.
     page.keyboard.press("c")
     expect(page.locator("#claim-statement")).to_be_focused()
-    page.keyboard.press("ArrowRight")  # Full
-    for _ in range(4):  # time, employees, receive, 25
+    page.keyboard.press("ArrowRight")  # Full-time
+    for _ in range(3):  # employees, receive, 25
         page.keyboard.press("ArrowRight")
     page.keyboard.press("Shift+ArrowRight")  # days
     page.keyboard.press("a")
