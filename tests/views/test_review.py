@@ -912,3 +912,13 @@ def test_reviewer_never_sees_the_other_reviewers_spans(
     assert ' un"' not in body and " un " not in body
     assert page.context["assertion_spans"] == []
     assert 'name="unsupported_item"' not in body
+
+
+def test_an_empty_unsupported_list_says_none_marked_and_how_to_mark_one(
+    client_for, opened, reviewer_a, claim
+):
+    page = client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk])).text
+
+    assert '<ul class="span-list assertion-list" id="assertion-list"' in page
+    assert 'aria-labelledby="unsupported-label"></ul>' in page  # empty, so the note shows
+    assert "None marked: select words of the claim and press <kbd>a</kbd>" in page
