@@ -13,26 +13,31 @@ from audit.models import Claim
 
 pytestmark = pytest.mark.django_db
 
-SUBNAV = re.compile(r'<nav class="subnav" aria-label="Pages of this set">(.*?)</nav>', re.S)
+SUBNAV = re.compile(
+    r'<nav class="subnav(?: grouped)?" aria-label="Pages of this set">(.*?)</nav>', re.S
+)
+GROUPS = re.compile(r'<span class="tab-group-label" id="[^"]*">([^<]*)</span>')
 LINK = re.compile(r'<a (?:class="([^"]*)" )?href="([^"]*)"[^>]*>([^<]*)</a>')
 
+# In four groups, in the order of the work: the set, the review, the decision, the machines.
 LEAD_TABS = [
     "Answers",
     "Label distribution",
-    "Guidelines",
+    "Import answers",
+    "Settings",
+    "Open for review",
     "Progress",
     "Claims",
+    "Guidelines",
+    "Calibration",
     "Disagreements",
     "Agreement",
-    "Calibration",
-    "Release report",
     "Criteria",
+    "Release report",
     "Compare runs",
-    "Machine verdicts",
     "Judges",
-    "Settings",
+    "Machine verdicts",
     "Webhooks",
-    "Import answers",
 ]
 
 
@@ -70,7 +75,9 @@ def test_every_set_page_shows_the_same_tabs_to_a_lead(client_for, handmade, lead
     tab_bars = {url: _tabs(client.get(url).content.decode()) for url in _set_pages(handmade)}
 
     first = next(iter(tab_bars.values()))
-    assert [text for text, _, _ in first] == [*LEAD_TABS, "Open for review"]
+    assert [text for text, _, _ in first] == LEAD_TABS
+    body = client.get(_set_pages(handmade)[0]).content.decode()
+    assert GROUPS.findall(SUBNAV.findall(body)[0]) == ["Set", "Review", "Decide", "Machines"]
     assert {url: bar == first for url, bar in tab_bars.items()} == dict.fromkeys(tab_bars, True)
 
 
@@ -103,12 +110,12 @@ def test_open_for_review_is_a_button_until_the_set_is_open_then_a_quiet_tab(
 ):
     client = client_for(lead)
     url = reverse("audit:set-detail", args=[handmade.pk])
-    before = _tabs(client.get(url).content.decode())[-1]
+    open_url = reverse("audit:review-open", args=[handmade.pk])
+    before = next(t for t in _tabs(client.get(url).content.decode()) if t[1] == open_url)
 
     services.review_open(audit_set=handmade, reviewers=[reviewer_a, reviewer_b], overlap=2, by=lead)
-    after = _tabs(client.get(url).content.decode())[-1]
+    after = next(t for t in _tabs(client.get(url).content.decode()) if t[1] == open_url)
 
-    open_url = reverse("audit:review-open", args=[handmade.pk])
     assert before == ("Open for review", open_url, "button small")
     assert after == ("Reviewers", open_url, "")
 
