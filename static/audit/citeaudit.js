@@ -492,14 +492,39 @@ function spanButton(label, className) {
   function retryLater(reason) {
     retryMs = retryMs ? Math.min(retryMs * 2, MAX_RETRY_MS) : 2000;
     say(reason + " Retrying in " + Math.round(retryMs / 1000) + " s; your changes stay on this page.", "error");
+    offerRetry();
     clearTimeout(retryTimer);
-    retryTimer = setTimeout(function () {
-      retryTimer = null;
-      if (!csrfStale) return save();
-      csrfStale = false;
-      refreshCsrf().then(save);
-    }, retryMs);
+    retryTimer = setTimeout(retryNow, retryMs);
   }
+
+  function retryNow() {
+    clearTimeout(retryTimer);
+    retryTimer = null;
+    if (!csrfStale) return save();
+    csrfStale = false;
+    refreshCsrf().then(save);
+  }
+
+  // A failed save need not wait out its back-off: "Retry now" beside the message, and
+  // coming back to this tab (after logging in again in another) retries at once.
+  function offerRetry() {
+    const box = statusBox();
+    if (!box || box.querySelector("#retry-now")) return;
+    const button = document.createElement("button");
+    button.type = "button";
+    button.id = "retry-now";
+    button.className = "linkish";
+    button.textContent = "Retry now";
+    button.addEventListener("click", function () {
+      if (retryTimer) retryNow();
+    });
+    box.append(" ", button);
+  }
+  function retryOnReturn() {
+    if (retryTimer && document.visibilityState === "visible") retryNow();
+  }
+  window.addEventListener("focus", retryOnReturn);
+  document.addEventListener("visibilitychange", retryOnReturn);
 
   // Once every change is on the server, run `then`; a failed save keeps the reviewer here.
   function whenSaved(then) {

@@ -259,6 +259,34 @@ def test_a_save_after_the_session_ended_is_kept_until_the_reviewer_logs_in_again
     assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).judgment == "contradicted"
 
 
+def test_retry_now_saves_at_once_after_logging_in_again_without_waiting_the_back_off(
+    new_page, live_server, opened, reviewer_a
+):
+    first, _ = _claims()
+    page = new_page(reviewer_a)
+    # The page's timers run only when the test moves its clock: no retry can fire by
+    # itself, so only "Retry now" can have saved.
+    page.clock.install()
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    Session.objects.all().delete()
+
+    page.keyboard.press("4")
+    page.clock.run_for(1_000)  # the autosave's short delay
+    page.wait_for_selector("#save-status[data-state=error]")
+    expect(page.locator("#retry-now")).to_be_visible()
+    login = page.context.new_page()
+    login.goto(f"{live_server.url}/login/")
+    login.fill("input[name=username]", reviewer_a.username)
+    login.fill("input[name=password]", "pw-for-tests")
+    login.click("button[type=submit]")
+    login.close()
+
+    page.click("#retry-now")
+    page.wait_for_selector("#save-status[data-state=saved]")
+    assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).judgment == "contradicted"
+    expect(page.locator("#retry-now")).to_have_count(0)
+
+
 # ------------------------------------------------------- autosave, reload, back, network
 
 NOTE = "Checked against the handbook, section 4"
