@@ -74,3 +74,16 @@ def test_lead_reads_report_edits_criteria_and_compares_runs(
     expect(page.locator("#unanswered-b")).to_have_text("Not answered by run B: claims of A (4)")
     screenshot(page, "reports-compare")
     assert errors == []
+
+
+def test_the_reports_wide_tables_fit_a_1024_pixel_window(new_page, live_server, opened, lead):
+    page = new_page(lead)
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.goto(f"{live_server.url}/sets/{opened.pk}/report/")
+
+    # Each table's own width against its box: more would be a sideways scroll inside it.
+    widths = page.evaluate(
+        "Array.from(document.querySelectorAll('table.metrics-table, table.answers-table'))"
+        ".map(t => t.scrollWidth - t.parentElement.clientWidth)"
+    )
+    assert widths == [0, 0]
