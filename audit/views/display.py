@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import markdown
 import nh3
@@ -121,6 +121,30 @@ def answer_pieces(
                 piece.marker_numbers = value
         pieces.append(piece)
     return pieces
+
+
+def paragraph_pieces(pieces: list[AnswerPiece]) -> tuple[list[AnswerPiece], bool]:
+    """The pieces of the paragraph that holds the current claim (cut at line breaks), and
+    whether the answer has more than that paragraph: the review page shows the claim in its
+    paragraph, and the whole answer on demand."""
+    at = next((i for i, p in enumerate(pieces) if p.current), None)
+    if at is None:
+        return pieces, False
+    last = max(i for i, p in enumerate(pieces) if p.current)
+    start, end = 0, len(pieces)
+    head, tail = None, None
+    for i in range(at - 1, -1, -1):
+        if "\n" in pieces[i].text:
+            start, head = i + 1, replace(pieces[i], text=pieces[i].text.rsplit("\n", 1)[1])
+            break
+    for i in range(last + 1, len(pieces)):
+        if "\n" in pieces[i].text:
+            end, tail = i, replace(pieces[i], text=pieces[i].text.split("\n", 1)[0])
+            break
+    found = [*([head] if head and head.text else []), *pieces[start:end]]
+    found += [tail] if tail and tail.text else []
+    more = head is not None or tail is not None
+    return found, more
 
 
 def marker_links(numbers: tuple[int, ...], n_passages: int) -> list[MarkerLink]:

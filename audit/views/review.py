@@ -508,6 +508,8 @@ def _render_review(
         # Markers cut the claim into several pieces; the first one is the scroll anchor.
         piece.anchor = piece.current and not anchored
         anchored = anchored or piece.current
+    # The claim is read in its paragraph; the whole answer opens on demand.
+    context_pieces, context_more = display.paragraph_pieces(pieces)
     wrong = None
     if check and check.wrong_citation:
         w = check.wrong_citation
@@ -531,6 +533,8 @@ def _render_review(
         "submitted": submitted,
         "guidelines": display.guidelines_html(audit_set.guidelines) if audit_set.guidelines else "",
         "pieces": pieces,
+        "context_pieces": context_pieces,
+        "context_more": context_more,
         "cited": cited,
         "check": check,
         "check_stale": check is not None and check.matcher_version != matching.MATCHER_VERSION,

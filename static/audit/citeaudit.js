@@ -1074,12 +1074,66 @@ function spanButton(label, className) {
     Spans.select(place.box, start, end);
   }
 
-  // ---- keep the claim in view inside the answer box
-  const answerBox = document.getElementById("review-answer");
-  const current = document.getElementById("current-claim");
-  if (answerBox && current && answerBox.scrollHeight > answerBox.clientHeight) {
-    answerBox.scrollTop = Math.max(0, current.offsetTop - answerBox.offsetTop - answerBox.clientHeight / 3);
+  // ---- the desk: it fills the window below the banners, the claim is pinned at the top of
+  // its column, and the first pre-marked sentence of a cited passage is scrolled into view
+  // under it, so what decides is in view as the page opens.
+  const mainColumn = form.querySelector(".review-main");
+  const claimPanel = document.getElementById("claim-box");
+  function fitDesk() {
+    const top = form.getBoundingClientRect().top + window.scrollY;
+    document.documentElement.style.setProperty("--desk-top", Math.round(top) + "px");
+    if (claimPanel) mainColumn.style.scrollPaddingTop = claimPanel.offsetHeight + 12 + "px";
   }
+  fitDesk();
+  window.addEventListener("resize", fitDesk);
+  const firstHint = mainColumn.querySelector(".review-passage:not(.not-cited) label.sent.hl, .review-passage:not(.not-cited) label.sent:has(> input:checked)");
+  if (firstHint) {
+    const column = mainColumn.getBoundingClientRect();
+    const at = firstHint.getBoundingClientRect();
+    // Centred when it has to move, so the sentences around it are read with it.
+    if (at.top < column.top + (claimPanel ? claimPanel.offsetHeight : 0) || at.bottom > column.bottom) {
+      firstHint.scrollIntoView({ block: "center" });
+    }
+  }
+
+  // ---- judgment definitions: shown in full until the reviewer turns them off (kept for
+  // the next claims); then on hover, on focus, and in the ? list.
+  const definitions = document.getElementById("show-definitions");
+  const judgmentBox = document.getElementById("judgments");
+  if (definitions && judgmentBox) {
+    const DEFINITIONS_KEY = "citeaudit.review.hideDefinitions";
+    try {
+      definitions.checked = window.localStorage.getItem(DEFINITIONS_KEY) !== "1";
+    } catch (error) {
+      // Storage may be off: they stay shown.
+    }
+    const showDefinitions = function () {
+      judgmentBox.classList.toggle("definitions-off", !definitions.checked);
+    };
+    showDefinitions();
+    definitions.addEventListener("change", function (event) {
+      // A page setting, not part of the sheet: the autosave must not count it as an edit.
+      event.stopPropagation();
+      showDefinitions();
+      try {
+        window.localStorage.setItem(DEFINITIONS_KEY, definitions.checked ? "0" : "1");
+      } catch (error) {
+        // Nothing to remember it in.
+      }
+    });
+  }
+
+  // ---- Skip… and Flag… in the bar open their box below it and put the cursor in it.
+  form.querySelectorAll("button[data-open]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      const box = document.getElementById(button.dataset.open);
+      if (!box) return;
+      box.open = true;
+      const field = box.querySelector("textarea");
+      box.scrollIntoView({ block: "nearest" });
+      if (field) field.focus();
+    });
+  });
 
   // ---- keyboard
   function typingIn(element) {

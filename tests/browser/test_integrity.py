@@ -110,4 +110,4 @@ def test_the_page_after_submitting_is_the_same_whatever_the_other_reviewer_did(
     screenshot(page_b, "after-submit-panel")
 
     assert panels == [panels[0]] * 3
-    assert panels[0] == "Submitted NNNN-NN-NN NN:NN. | Reopen to change Next n"
+    assert panels[0] == "Submitted NNNN-NN-NN NN:NN. | Reopen to change Next n Flag…"

@@ -588,7 +588,9 @@ def test_the_review_page_carries_the_csrf_token_for_htmx(client_for, opened, rev
         client_for(reviewer_a).get(reverse("audit:review-claim", args=[claim.pk])).content.decode()
     )
 
-    assert re.search(r"<body hx-headers='\{\"x-csrftoken\": \"\w+\"\}'>", body)
+    assert re.search(
+        r"<body class=\"review-page\" hx-headers='\{\"x-csrftoken\": \"\w+\"\}'>", body
+    )
     assert re.search(r'<input type="hidden" name="csrfmiddlewaretoken" value="\w+">', body)
 
 
@@ -658,7 +660,9 @@ def test_the_page_after_submitting_does_not_depend_on_the_other_sheet(
     assert panels[0][1] == (
         'Submitted N-N-N N:N. <button type="submit" class="secondary" '
         'formaction="/claims/N/review/reopen/" id="reopen-sheet">Reopen to change</button> '
-        '<a href="/claims/N/review/" id="next-claim" class="button secondary">Next <kbd>n</kbd></a>'
+        '<a href="/claims/N/review/" id="next-claim" class="button secondary">Next <kbd>n</kbd>'
+        '</a> <button type="button" class="linkish" data-open="flag-box" aria-controls="flag-box">'
+        "Flag…</button>"
     )
 
 
