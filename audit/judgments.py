@@ -50,6 +50,11 @@ _DEFINITION_LINE = re.compile(
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)")
 
 
+def sheet_letter(index: int) -> str:
+    """The letter of the index-th reviewer: A, B, …, Z, then #27, #28, …"""
+    return chr(ord("A") + index) if index < 26 else f"#{index + 1}"
+
+
 def judgment_definitions(guidelines: str) -> dict[str, str]:
     """Each judgment's one-line definition: the guidelines' list item that starts with the
     judgment's label ("- *Supported*: every part ..."), else the default. Plain text: the

@@ -256,10 +256,6 @@ class ClaimReviewTable(tables.Table):
         return format_html_join(" · ", '<a href="{}">{}</a>', links)
 
 
-def sheet_letter(index: int) -> str:
-    return chr(ord("A") + index) if index < 26 else f"#{index + 1}"
-
-
 class AdjudicationQueueTable(tables.Table):
     """The lead's disagreement queue; rows come from selectors.adjudication_queue."""
 
@@ -288,9 +284,13 @@ class AdjudicationQueueTable(tables.Table):
         orderable = False
         empty_text = "Nothing waiting: every finished claim has gold."
 
-    def __init__(self, *args, anonymous: bool = False, **kwargs) -> None:
+    def __init__(
+        self, *args, anonymous: bool = False, letters: dict[int, str] | None = None, **kwargs
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.anonymous = anonymous
+        # Each reviewer's letter in the set (selectors.sheet_letters): one person, one letter.
+        self.letters = letters or {}
 
     def render_severity(self, record: Claim) -> str:
         return format_html(
@@ -306,8 +306,11 @@ class AdjudicationQueueTable(tables.Table):
             return format_html('<span class="muted">atomic ·</span> {}', text)
         return text
 
+    def _letter(self, index: int, sheet) -> str:
+        return self.letters.get(sheet.reviewer_id) or judgments.sheet_letter(index)
+
     def _who(self, index: int, sheet) -> str:
-        letter = sheet_letter(index)
+        letter = self._letter(index, sheet)
         return letter if self.anonymous else f"{letter} · {sheet.reviewer.username}"
 
     def render_judgments(self, record: Claim) -> str:
@@ -331,7 +334,7 @@ class AdjudicationQueueTable(tables.Table):
             '<span class="who">{}</span> <span class="{}">{} s{}</span><br>',
             (
                 (
-                    sheet_letter(i),
+                    self._letter(i, s),
                     "fast" if s.active_seconds < selectors.FAST_SECONDS else "",
                     s.active_seconds,
                     f" ⚠ under {selectors.FAST_SECONDS} s"

@@ -12,12 +12,11 @@ from ninja import Query, Schema
 from ninja.errors import HttpError
 from pydantic import Field
 
-from audit import comparison, selectors, services
+from audit import comparison, judgments, selectors, services
 from audit.api.base import MAX_LIMIT, api
 from audit.api.results import _plain
 from audit.filters import AdjudicationQueueFilter
 from audit.models import AuditSet, Severity
-from audit.tables import sheet_letter
 from audit.views import access
 
 # As many rows as the calibration page lists of each kind.
@@ -271,14 +270,17 @@ def adjudication_queue(request: HttpRequest, set_id: int, query: Query[QueueQuer
     rows = list(filterset.qs[query.offset : query.offset + query.limit + 1])
     more = len(rows) > query.limit
     anonymous = audit_set.anonymous_adjudication
+    letters = selectors.sheet_letters(audit_set=audit_set)
     return {
         "anonymous": anonymous,
-        "items": [_queue_row(claim, anonymous=anonymous) for claim in rows[: query.limit]],
+        "items": [
+            _queue_row(claim, anonymous=anonymous, letters=letters) for claim in rows[: query.limit]
+        ],
         "next_offset": query.offset + query.limit if more else None,
     }
 
 
-def _queue_row(claim: Any, *, anonymous: bool) -> dict:
+def _queue_row(claim: Any, *, anonymous: bool, letters: dict[int, str]) -> dict:
     return {
         "claim": claim.pk,
         "severity": claim.severity,
@@ -290,7 +292,7 @@ def _queue_row(claim: Any, *, anonymous: bool) -> dict:
         "machine_label": claim.label,
         "sheets": [
             {
-                "letter": sheet_letter(index),
+                "letter": letters.get(sheet.reviewer_id) or judgments.sheet_letter(index),
                 "reviewer": None if anonymous else sheet.reviewer.username,
                 "judgment": sheet.judgment,
                 "active_seconds": sheet.active_seconds,

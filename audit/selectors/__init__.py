@@ -17,6 +17,7 @@ from audit.selectors.adjudication import (
     lead_decided,
     next_in_adjudication_queue,
     set_systems,
+    sheet_letters,
 )
 from audit.selectors.blindness import (
     blind_claim_ids,
@@ -154,6 +155,7 @@ __all__ = [
     "review_candidates",
     "reviewer_set_rows",
     "queue_state",
+    "sheet_letters",
     "controls_unmixed_reason",
     "QueueState",
     "lead_set_rows",

@@ -7,6 +7,7 @@ from django.db.models import (
     CharField,
     Exists,
     F,
+    Min,
     OuterRef,
     Prefetch,
     Q,
@@ -17,6 +18,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Left
 
+from audit import judgments
 from audit.models import (
     QUEUE_ORDER,
     Adjudication,
@@ -180,3 +182,17 @@ def claims_by_ids(*, ids: list[int], viewer=None) -> list[Claim]:
         )
     }
     return [rows[pk] for pk in ids if pk in rows]
+
+
+def sheet_letters(*, audit_set: AuditSet) -> dict[int, str]:
+    """Each reviewer's letter in the set (reviewer id → "A", "B", …), in the order they
+    first wrote a sheet there. The same person keeps one letter on every claim, page and
+    download of the set, so "A" never means another reviewer on the next claim."""
+    firsts = (
+        AuditSheet.objects.filter(claim__answer__audit_set=audit_set)
+        .values("reviewer_id")
+        .annotate(first=Min("pk"))
+        .order_by("first")
+        .values_list("reviewer_id", flat=True)
+    )
+    return {reviewer_id: judgments.sheet_letter(i) for i, reviewer_id in enumerate(firsts)}

@@ -20,7 +20,7 @@ from audit import judgments, selectors, services
 from audit.filters import AdjudicationQueueFilter
 from audit.forms import AdjudicationForm, AdjudicationSettingsForm
 from audit.models import Adjudication, AuditSheet, Claim, Job, Passage, Severity
-from audit.tables import AdjudicationQueueTable, sheet_letter
+from audit.tables import AdjudicationQueueTable
 from audit.views import access, calibration, display
 from audit.views.access import HtmxHttpRequest
 
@@ -79,7 +79,11 @@ def adjudication_queue(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         queryset=selectors.adjudication_queue(audit_set=audit_set, viewer=request.user),
         audit_set=audit_set,
     )
-    table = AdjudicationQueueTable(filterset.qs, anonymous=audit_set.anonymous_adjudication)
+    table = AdjudicationQueueTable(
+        filterset.qs,
+        anonymous=audit_set.anonymous_adjudication,
+        letters=selectors.sheet_letters(audit_set=audit_set),
+    )
     RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
     return access.render_page_or_partial(
         request,
@@ -201,8 +205,12 @@ def claim_history(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         .order_by("history_date", "history_id")
     )
     sheet_ids = list(dict.fromkeys([*current, *sorted({r.id for r in sheet_records})]))
-    letters = {sheet_id: sheet_letter(i) for i, sheet_id in enumerate(sheet_ids)}
     reviewers = {r.id: r.reviewer_id for r in sheet_records}
+    by_reviewer = selectors.sheet_letters(audit_set=audit_set)
+    letters = {
+        sheet_id: by_reviewer.get(reviewers.get(sheet_id)) or judgments.sheet_letter(i)
+        for i, sheet_id in enumerate(sheet_ids)
+    }
     positions = dict(
         Passage.objects.filter(answer_id=claim.answer_id).values_list("pk", "position")
     )
@@ -451,8 +459,11 @@ def _render_adjudication(
     cards = []
     chosen = {}
     said: dict[str, list[dict]] = {}  # letter → that sheet's unsupported spans of claim.text
+    by_reviewer = selectors.sheet_letters(audit_set=audit_set)
+    styles: dict[str, str] = {}  # letter → "a", "b" or "other": colours go by place on the page
     for i, sheet in enumerate(sheets):
-        letter = sheet_letter(i)
+        letter = by_reviewer.get(sheet.reviewer_id) or judgments.sheet_letter(i)
+        styles[letter] = "ab"[i] if i < 2 else "other"
         chosen[letter] = set(judgments.stored_spans(sheet.evidence))
         items = judgments.stored_assertions(sheet.unsupported_assertions)
         # Spans index the claim as this reviewer saw it; marked on today's text only when
@@ -463,7 +474,7 @@ def _render_adjudication(
             {
                 "sheet": sheet,
                 "letter": letter,
-                "style": letter.lower() if i < 2 else "other",
+                "style": styles[letter],
                 "name": "" if anonymous else sheet.reviewer.get_username(),
                 "judgment": judgments.JUDGMENT_LABELS.get(sheet.judgment, "—"),
                 "fast": sheet.active_seconds < selectors.FAST_SECONDS,
@@ -480,6 +491,7 @@ def _render_adjudication(
         hints=judgments.hint_keys(check.highlights if check else []),
         selected=values["evidence"],
         named=named,
+        styles=styles,
     )
     matched = {s.key for v in views for s in v.sentences}
     # Evidence that is not a whole sentence (a part of a passage, or a sentence saved under
@@ -495,19 +507,25 @@ def _render_adjudication(
             "passage": p,
             "text": texts.get((p, s, e), f"{s}–{e}"),
             "checked": (p, s, e) in values["evidence"],
-            "by": [letter for letter, spans in chosen.items() if (p, s, e) in spans],
+            "by": [
+                display.Badge(letter, styles[letter])
+                for letter, spans in chosen.items()
+                if (p, s, e) in spans
+            ],
         }
         for p, s, e in sorted(values["evidence"] | set(texts))
         if judgments.evidence_key(p, s, e) not in matched
     ]
     gold_spans = display.assertion_views(claim.text, values["assertion_spans"])
     candidates = _assertion_candidates(claim.text, said, gold_spans)
+    for candidate in candidates:
+        candidate["by"] = [display.Badge(letter, styles[letter]) for letter in candidate["by"]]
     claim_pieces = display.text_pieces(
         claim.text,
         0,
         len(claim.text),
         [
-            (a["start"], a["end"], f"un-{letter.lower()}")
+            (a["start"], a["end"], f"un-{styles[letter]}")
             for letter, items in said.items()
             for a in items
         ],

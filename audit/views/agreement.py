@@ -22,8 +22,7 @@ from audit.forms import DashboardFilterForm, VerdictUploadForm
 from audit.models import AuditSet, RaterLabel
 from audit.selectors import dashboard
 from audit.selectors.dashboard import REVIEWERS, Dashboard, Reviewer
-from audit.tables import sheet_letter
-from audit.views import access
+from audit.views import access, display
 
 PER_PAGE = 50
 LABELS = {**judgments.JUDGMENT_LABELS, BINARY_NOT: "Not fully supported"}
@@ -243,11 +242,14 @@ def agreement_claims(request: HttpRequest, pk: int) -> HttpResponse:
     page = Paginator(items, PER_PAGE).get_page(request.GET.get("page"))
     rows = selectors.claims_by_ids(ids=list(page.object_list), viewer=request.user)
     anonymous = audit_set.anonymous_adjudication
+    letters = selectors.sheet_letters(audit_set=audit_set)
     for claim in rows:
         claim.gold_label = LABELS.get(claim.gold or "", "")
         claim.sheet_rows = [
             (
-                sheet_letter(i) if anonymous else f"{sheet_letter(i)} · {s.reviewer.username}",
+                display.sheet_who(
+                    letters.get(s.reviewer_id) or judgments.sheet_letter(i), s, anonymous
+                ),
                 LABELS.get(s.judgment, s.judgment),
             )
             for i, s in enumerate(claim.submitted_sheets)

@@ -265,6 +265,22 @@ def word_differences(
     ]
 
 
+@dataclass(frozen=True)
+class Badge:
+    """A reviewer's mark on the adjudication page: their letter in the set, which stays
+    theirs from claim to claim, and the colour of their place on this page ("a", "b" or
+    "other")."""
+
+    letter: str
+    style: str
+
+
+def sheet_who(letter: str, sheet, anonymous: bool) -> str:
+    """A sheet's author as lists name it: their letter, with their name unless the set's
+    adjudication is anonymous."""
+    return letter if anonymous else f"{letter} · {sheet.reviewer.username}"
+
+
 @dataclass
 class MarkedSentence:
     """A passage sentence on the adjudication page: who chose it, and whether gold has it."""
@@ -272,7 +288,7 @@ class MarkedSentence:
     key: str  # "passage:start:end", as the evidence checkboxes post it
     text: str
     gap: str
-    chosen_by: list[str]  # sheet letters, "A", "B", …: the whole sentence is their evidence
+    chosen_by: list[Badge]  # the sheets whose evidence is the whole sentence
     hint: bool
     selected: bool
     # The sentence and the gap before it cut where any sheet's evidence starts or ends;
@@ -298,14 +314,17 @@ def marked_passages(
     hints: frozenset[tuple[int, int, int]],
     selected: set[tuple[int, int, int]],
     named: set[int] = frozenset(),
+    styles: dict[str, str] | None = None,
 ) -> list[MarkedPassage]:
     """Passages split into sentences marked with each sheet's evidence (by letter, down to
-    the character: pieces tagged "ev-a", "ev-b", …), the matcher's hints and the gold
-    selection. `named` are positions a sheet named as the right citation."""
+    the character: pieces tagged "ev-a", "ev-b", … by the sheet's style in `styles`, its
+    letter lower-cased by default), the matcher's hints and the gold selection. `named`
+    are positions a sheet named as the right citation."""
+    styles = styles or {letter: letter.lower() for letter in chosen}
     tagged: dict[int, list[tuple[int, int, str]]] = {}
     for letter, spans in chosen.items():
         for position, start, end in spans:
-            tagged.setdefault(position, []).append((start, end, f"ev-{letter.lower()}"))
+            tagged.setdefault(position, []).append((start, end, f"ev-{styles[letter]}"))
     views = []
     for view in passage_views(passages, {}, tagged):
         position = view.passage.position
@@ -317,7 +336,11 @@ def marked_passages(
                     key=judgments.evidence_key(position, s.start, s.end),
                     text=s.text,
                     gap=s.gap,
-                    chosen_by=[letter for letter, keys in chosen.items() if key in keys],
+                    chosen_by=[
+                        Badge(letter, styles[letter])
+                        for letter, keys in chosen.items()
+                        if key in keys
+                    ],
                     hint=key in hints,
                     selected=key in selected,
                     pieces=s.pieces,

@@ -26,8 +26,7 @@ from audit.metrics import (
 )
 from audit.models import AuditSet
 from audit.selectors import judges as judge_selectors
-from audit.tables import sheet_letter
-from audit.views import access
+from audit.views import access, display
 
 PER_PAGE = 50
 BAR_WIDTH = 520
@@ -168,11 +167,14 @@ def set_report_claims(request: HttpRequest, pk: int) -> HttpResponse:
     page = Paginator(list(result.failing_claim_ids), PER_PAGE).get_page(request.GET.get("page"))
     rows = selectors.claims_by_ids(ids=list(page.object_list), viewer=request.user)
     anonymous = audit_set.anonymous_adjudication
+    letters = selectors.sheet_letters(audit_set=audit_set)
     for claim in rows:
         claim.gold_label = judgments.JUDGMENT_LABELS.get(claim.gold or "", "")
         claim.sheet_rows = [
             (
-                sheet_letter(i) if anonymous else f"{sheet_letter(i)} · {s.reviewer.username}",
+                display.sheet_who(
+                    letters.get(s.reviewer_id) or judgments.sheet_letter(i), s, anonymous
+                ),
                 judgments.JUDGMENT_LABELS.get(s.judgment, s.judgment),
             )
             for i, s in enumerate(claim.submitted_sheets)

@@ -18,8 +18,16 @@ from audit.judgments import (
     WRONG_CITATION,
     Assertion,
 )
-from audit.models import Adjudication, AuditSheet, Claim, GuidelineFlag, Severity
+from audit.models import (
+    Adjudication,
+    Assignment,
+    AuditSheet,
+    Claim,
+    GuidelineFlag,
+    Severity,
+)
 from audit.services import EvidenceRef, SheetData
+from tests.conftest import api_client
 from tests.factories import UserFactory, claim_at, evidence_ref, submit_sheet
 
 pytestmark = pytest.mark.django_db
@@ -620,7 +628,7 @@ def test_adjudication_marks_each_sheets_spans_and_where_they_overlap(client_for,
     assert HOSTILE not in body and "<i>text</i>" not in body
     assert "— &lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;</span>" in body
     candidates = response.context["assertion_candidates"]
-    assert [(c["text"], c["by"], c["checked"]) for c in candidates] == [
+    assert [(c["text"], [b.letter for b in c["by"]], c["checked"]) for c in candidates] == [
         ("annual leave per year", ["B"], False),
         ("per year", ["A"], False),
     ]
@@ -633,7 +641,7 @@ def test_gold_keeps_the_spans_the_lead_ticks_with_their_notes(client_for, span_c
         .get(reverse("audit:adjudicate", args=[span_claim.pk]))
         .context["assertion_candidates"]
     )
-    a_span = next(c for c in candidates if c["by"] == ["A"])
+    a_span = next(c for c in candidates if [b.letter for b in c["by"]] == ["A"])
     b_part = evidence_ref(span_claim, 1, "entitled to 25 days")
 
     response = client_for(lead).post(
@@ -689,3 +697,35 @@ def test_take_a_keeps_that_sheets_spans_and_notes(client_for, span_claim, lead, 
     gold = Adjudication.objects.get(claim=span_claim)
     assert (gold.evidence, gold.unsupported_assertions) == (a.evidence, a.unsupported_assertions)
     assert gold.unsupported_assertions[0]["note"] == HOSTILE
+
+
+def test_a_reviewer_keeps_one_letter_on_every_claim_of_the_set(client_for, opened, lead):
+    """Letters go by who first wrote a sheet in the set: rev_b judges first here, so rev_b
+    is "A" and rev_a "B" on every claim, whichever sheet comes first on a claim's page; the
+    colours still go by place on the page."""
+    rev_c = UserFactory(username="rev_c", role="reviewer")
+    first, second = claim_at("hm-1-a", 0), claim_at("hm-1-a", 1)
+    reviewer_b = opened.reviewers.get(username="rev_b")
+    reviewer_a = opened.reviewers.get(username="rev_a")
+    # rev_c takes rev_b's place on the second claim before anyone judges it.
+    Assignment.objects.filter(claim=second, reviewer=reviewer_b).update(reviewer=rev_c)
+    submit_sheet(reviewer_b, first, "supported", evidence_ref(first, 1, FULL_TIME))
+    submit_sheet(reviewer_a, first, "not_supported")
+    submit_sheet(rev_c, second, "contradicted")
+    submit_sheet(reviewer_a, second, "not_supported")
+
+    letters = {}
+    for claim in (first, second):
+        cards = client_for(lead).get(reverse("audit:adjudicate", args=[claim.pk])).context["sheets"]
+        letters[claim.pk] = {c["sheet"].reviewer.username: (c["letter"], c["style"]) for c in cards}
+
+    assert letters[first.pk] == {"rev_b": ("A", "a"), "rev_a": ("B", "b")}
+    # On the second claim rev_c's sheet comes first on the page (colour "a"), yet rev_a is
+    # still "B" and rev_c "C".
+    assert letters[second.pk] == {"rev_c": ("C", "a"), "rev_a": ("B", "b")}
+    # The queue, on the page and through the API, names them the same way.
+    queue = api_client(lead).get(f"/api/v1/sets/{opened.pk}/adjudication").json()["items"]
+    assert {row["claim"]: sorted(s["letter"] for s in row["sheets"]) for row in queue} == {
+        first.pk: ["A", "B"],
+        second.pk: ["B", "C"],
+    }
