@@ -291,8 +291,8 @@ def test_errors_map_to_their_classes(lead, live_server, settings):
 
         with pytest.raises(Invalid) as bad_field:
             client.set_settings_update(set_id, evidence_jaccard_threshold=2)
-        assert [e["loc"] for e in bad_field.value.errors] == [
-            ["body", "payload", "evidence_jaccard_threshold"]
+        assert [e["field"] for e in bad_field.value.errors] == [
+            "body.payload.evidence_jaccard_threshold"
         ]
 
         with pytest.raises(NotFound) as missing:

@@ -17,13 +17,13 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from ninja import NinjaAPI, Schema, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
-from audit import services
+from audit import problems, services
 from audit.models import ApiToken, Workspace
 from audit.roles import lead_workspaces, limit_to_token, limited_set_id
 
@@ -76,46 +76,60 @@ api = NinjaAPI(
 )
 
 
-def _error(request: HttpRequest, message: str, status: int, **extra: Any) -> HttpResponse:
-    return api.create_response(request, {"detail": message, **extra}, status=status)
+def problem_response(
+    status: int, detail: str, *, errors: list[dict[str, str]] | None = None
+) -> HttpResponse:
+    """An error answer: RFC 9457 problem details (audit.problems says why each member)."""
+    return JsonResponse(
+        problems.problem(status, detail, errors=errors),
+        status=status,
+        content_type=problems.CONTENT_TYPE,
+        json_dumps_params={"ensure_ascii": False},
+    )
 
 
 @api.exception_handler(Http404)
 def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
-    return _error(request, str(exc) or "Not found.", 404)
+    return problem_response(404, str(exc) or "Not found.")
 
 
 @api.exception_handler(PermissionDenied)
 def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
-    return _error(request, str(exc) or "You may not do this.", 403)
+    return problem_response(403, str(exc) or "You may not do this.")
 
 
 @api.exception_handler(AuthenticationError)
 def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    response = _error(request, "Authentication required: send Authorization: Bearer <token>.", 401)
+    response = problem_response(401, "Authentication required: send Authorization: Bearer <token>.")
     response["WWW-Authenticate"] = "Bearer"
     return response
 
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
-    response = _error(request, str(exc), exc.status_code)
+    response = problem_response(exc.status_code, str(exc))
     if exc.status_code == 401:
         response["WWW-Authenticate"] = 'Bearer error="invalid_token"'
     return response
 
 
+@api.exception_handler(problems.FieldInvalid)
+def _field_invalid(request: HttpRequest, exc: problems.FieldInvalid) -> HttpResponse:
+    return problem_response(
+        422,
+        f"Invalid request: {exc.field}: {exc.message}",
+        errors=[problems.field_error(exc.field, exc.message)],
+    )
+
+
 @api.exception_handler(ValidationError)
 def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    problems = []
-    for error in exc.errors:
-        where = ".".join(str(part) for part in error.get("loc", ()))
-        problems.append(f"{where}: {error.get('msg', 'invalid')}")
     errors = [
-        {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+        problems.field_error(problems.place(e.get("loc", ())), str(e.get("msg", "invalid")))
         for e in exc.errors
     ]
-    return _error(request, "Invalid request: " + "; ".join(problems), 422, errors=errors)
+    listed = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    return problem_response(422, "Invalid request: " + listed, errors=errors)
 
 
 def encode_cursor(pk: int) -> str:
