@@ -22,6 +22,7 @@ from django.shortcuts import render
 from ninja import NinjaAPI, Schema, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
+from pydantic import Field
 
 from audit import problems, services
 from audit.models import ApiToken, Workspace
@@ -174,9 +175,42 @@ class Message(Schema):
     detail: str
 
 
-class Page(Schema):
-    items: list[dict[str, Any]]
-    next_cursor: str | None
+class FieldError(Schema):
+    field: str = Field(description="Where the value is, dotted: `body.payload.name`.")
+    message: str
+
+
+class Problem(Schema):
+    """RFC 9457 problem details, served as application/problem+json (audit.problems)."""
+
+    type: str = Field(description="A URI naming the kind of problem; stable, branch on it.")
+    title: str = Field(description="A short summary of the kind of problem.")
+    status: int
+    detail: str = Field(description="This occurrence in words, naming the field or object.")
+    errors: list[FieldError] = Field(description="One per invalid field; empty otherwise.")
+
+
+# Any operation can meet these: a NUL character in the request (400, refused before the
+# API), no or a bad token (401), and the database busy or unreachable (503).
+ALWAYS = (400, 401, 503)
+
+
+def refusals(*statuses: int) -> dict[int, type[Problem]]:
+    """The error entries of an operation's `response={...}`: `statuses` and ALWAYS, each
+    documented with the Problem model."""
+    return dict.fromkeys(sorted({*ALWAYS, *statuses}), Problem)
+
+
+def streamed(content_type: str, description: str) -> dict[str, Any]:
+    """The `openapi_extra` of an operation answering 200 with a streamed file, not JSON."""
+    return {
+        "responses": {
+            200: {
+                "description": description,
+                "content": {content_type: {"schema": {"type": "string"}}},
+            }
+        }
+    }
 
 
 def lead_workspace(request: HttpRequest, slug: str) -> Workspace:
