@@ -482,11 +482,11 @@ def test_no_connection_at_all_is_connection_failed_and_gates_as_an_error(pauses)
 
 def test_problem_details_bodies_are_read():
     problem = {
-        "type": "https://citeaudit.example.org/problems/invalid",
+        "type": "https://citeaudit.example/problems/invalid",
         "title": "Invalid request",
         "status": 422,
         "detail": "body.name: the name is empty",
-        "errors": [{"loc": ["body", "name"], "msg": "the name is empty"}],
+        "errors": [{"field": "body.name", "message": "the name is empty"}],
     }
     body = httpx2.Response(
         422, content=json.dumps(problem), headers={"Content-Type": "application/problem+json"}

@@ -64,7 +64,22 @@ class LocalSwagger(Swagger):
         return render(request, self.template, context)
 
 
-api = NinjaAPI(
+class CiteauditAPI(NinjaAPI):
+    """ninja documents every response as application/json; a refusal is served as
+    application/problem+json (audit.problems), so its schema says so."""
+
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(**kwargs)
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                for status, answer in operation.get("responses", {}).items():
+                    content = answer.get("content", {})
+                    if int(status) >= 400 and "application/json" in content:
+                        content[problems.CONTENT_TYPE] = content.pop("application/json")
+        return schema
+
+
+api = CiteauditAPI(
     title="Citeaudit API",
     version="1",
     description=(
