@@ -216,16 +216,18 @@ def refusals(*statuses: int) -> dict[int, type[Problem]]:
     return dict.fromkeys(sorted({*ALWAYS, *statuses}), Problem)
 
 
-def streamed(content_type: str, description: str) -> dict[str, Any]:
-    """The `openapi_extra` of an operation answering 200 with a streamed file, not JSON."""
-    return {
-        "responses": {
-            200: {
-                "description": description,
-                "content": {content_type: {"schema": {"type": "string"}}},
-            }
-        }
-    }
+def _file_schema(content_type: str) -> dict[str, Any]:
+    # A JSON file (the audit-sheets export) is an array of records; any other, its text.
+    if content_type.startswith("application/json"):
+        return {"type": "array", "items": {"type": "object"}}
+    return {"type": "string"}
+
+
+def streamed(description: str, *content_types: str) -> dict[str, Any]:
+    """The `openapi_extra` of an operation answering 200 with a streamed file, not JSON, in
+    one of `content_types`."""
+    content = {kind: {"schema": _file_schema(kind)} for kind in sorted(set(content_types))}
+    return {"responses": {200: {"description": description, "content": content}}}
 
 
 def lead_workspace(request: HttpRequest, slug: str) -> Workspace:

@@ -283,7 +283,7 @@ def _ndjson(rows) -> Any:
 @api.get(
     "/sets/{set_id}/gold",
     response=refusals(403, 404, 422),
-    openapi_extra=streamed("application/x-ndjson", "One gold record a line."),
+    openapi_extra=streamed("One gold record a line.", "application/x-ndjson; charset=utf-8"),
     tags=["sheets and gold"],
     url_name="gold",
 )

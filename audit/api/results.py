@@ -217,7 +217,9 @@ def decision(
 @api.get(
     "/sets/{set_id}/exports/{fmt}",
     response=refusals(403, 404, 422),
-    openapi_extra=streamed("application/octet-stream", "The export file, in its format."),
+    openapi_extra=streamed(
+        "The export file, in its format.", *(spec.content_type for spec in EXPORT_FORMATS.values())
+    ),
     tags=["exports"],
     url_name="export",
 )
