@@ -75,7 +75,10 @@ class RefusalMiddleware:
 def api_problem(status: int, message: str) -> HttpResponse:
     """An API refusal given before the API's own handlers: problem details like theirs."""
     return JsonResponse(
-        problems.problem(status, message), status=status, content_type=problems.CONTENT_TYPE
+        problems.problem(status, message),
+        status=status,
+        content_type=problems.CONTENT_TYPE,
+        json_dumps_params={"ensure_ascii": False},
     )
 
 
