@@ -15,6 +15,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render, resolve_url
 from django.template import loader
 
+from audit import problems
+
 # Seconds a client is asked to wait before sending a refused write again.
 BUSY_RETRY_AFTER = 5
 BUSY_MESSAGE = (
@@ -47,6 +49,10 @@ class RefusalMiddleware:
             and urlsplit(response["Location"]).path == resolve_url(settings.LOGIN_URL)
         ):
             return HttpResponse("Your session has ended. Sign in again.", status=401)
+        if response.status_code == 405 and request.path.startswith("/api/"):
+            answer = api_problem(405, f"{request.method} is not allowed here.")
+            answer["Allow"] = response["Allow"]
+            return answer
         if response.status_code == 405 and not htmx and not response.content:
             styled = render(request, "405.html", status=405)
             styled["Allow"] = response["Allow"]
@@ -57,13 +63,23 @@ class RefusalMiddleware:
         if not (isinstance(exception, OperationalError) and "database is locked" in str(exception)):
             return None
         if request.path.startswith("/api/"):
-            response = JsonResponse({"detail": BUSY_MESSAGE}, status=503)
+            response = api_problem(503, BUSY_MESSAGE)
         elif getattr(request, "htmx", False):
             response = HttpResponse(BUSY_MESSAGE, status=503)
         else:
             response = render(request, "503.html", {"message": BUSY_MESSAGE}, status=503)
         response["Retry-After"] = str(BUSY_RETRY_AFTER)
         return response
+
+
+def api_problem(status: int, message: str) -> HttpResponse:
+    """An API refusal given before the API's own handlers: problem details like theirs."""
+    return JsonResponse(
+        problems.problem(status, message),
+        status=status,
+        content_type=problems.CONTENT_TYPE,
+        json_dumps_params={"ensure_ascii": False},
+    )
 
 
 NUL_MESSAGE = (
@@ -81,7 +97,7 @@ def refusal(
     API, plain text for htmx, a page otherwise. The page renders without the request, so
     it needs neither a session nor the database."""
     if request.path.startswith("/api/"):
-        return JsonResponse({"detail": message}, status=status)
+        return api_problem(status, message)
     if request.headers.get("HX-Request") == "true":
         return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
     body = loader.render_to_string(template, {"message": message, "title": title})

@@ -22,8 +22,16 @@ HANDMADE = FIXTURES / "demo" / "handmade.jsonl"
 
 
 def _json(response) -> dict:
-    assert response["Content-Type"].startswith("application/json"), response.content[:200]
+    # Refusals are RFC 9457 problem details; answers plain JSON.
+    expected = "application/problem+json" if response.status_code >= 400 else "application/json"
+    assert response["Content-Type"].startswith(expected), response.content[:200]
     return json.loads(response.content)
+
+
+def _detail(response) -> str:
+    body = _json(response)
+    assert body["status"] == response.status_code
+    return body["detail"]
 
 
 def _stream(response) -> bytes:
@@ -37,9 +45,7 @@ def test_a_request_without_a_token_is_401_with_a_json_message(opened):
     response = Client().get("/api/v1/sets")
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == "Bearer"
-    assert _json(response) == {
-        "detail": "Authentication required: send Authorization: Bearer <token>."
-    }
+    assert _detail(response) == "Authentication required: send Authorization: Bearer <token>."
 
 
 def test_a_session_cookie_does_not_authorize_the_api(opened, lead, client_for):
@@ -148,7 +154,7 @@ def test_a_lead_creates_a_set_and_a_taken_name_is_409(lead):
     assert AuditSet.objects.get(name="Nightly").created_by == lead
     again = client.post("/api/v1/sets", {"name": "Nightly"}, content_type="application/json")
     assert again.status_code == 409
-    assert _json(again) == {"detail": "A set named “Nightly” exists."}
+    assert _detail(again) == "A set named “Nightly” exists."
 
 
 def test_settings_patch_changes_only_what_is_given(opened, lead):
@@ -365,7 +371,7 @@ def test_bad_list_parameters_are_4xx_with_a_message(opened, lead, query):
 def test_unknown_or_malformed_ids_are_404_or_422_never_500(lead):
     client = api_client(lead)
     assert client.get("/api/v1/sets/999999").status_code == 404
-    assert _json(client.get("/api/v1/sets/999999")) == {"detail": "No such audit set."}
+    assert _detail(client.get("/api/v1/sets/999999")) == "No such audit set."
     assert client.get("/api/v1/claims/999999").status_code == 404
     assert client.get("/api/v1/jobs/999999").status_code == 404
     assert client.get("/api/v1/sets/abc").status_code == 422
@@ -464,9 +470,9 @@ def test_verdicts_are_pushed_in_the_upload_format(handmade, lead):
     bad = data.replace("hm-1-a", "nope")
     response = client.post(url, {"file": SimpleUploadedFile("judge.jsonl", bad.encode())})
     assert response.status_code == 422
-    assert _json(response) == {
-        "detail": "judge.jsonl: line 1: answer_id: no answer 'nope' in set 'Calibration'"
-    }
+    assert _detail(response) == (
+        "judge.jsonl: line 1: answer_id: no answer 'nope' in set 'Calibration'"
+    )
     assert RaterLabel.objects.count() == 1
 
 

@@ -174,7 +174,7 @@ def test_errors_are_json_with_a_message_for_every_role(world):
             if status < 400:
                 continue
             response = _request(world["clients"][role], path, method, world)
-            assert response["Content-Type"] == "application/json; charset=utf-8", (path, role)
+            assert response["Content-Type"] == "application/problem+json", (path, role)
             assert response.json()["detail"], (path, role)
 
 

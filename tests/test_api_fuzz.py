@@ -1,7 +1,9 @@
 """A schema-driven fuzz run: schemathesis generates requests from the API's OpenAPI schema
 (wrong types, missing fields, odd strings, huge numbers) and none may get a 500. Each
 operation is tried with the generated ids and with real ones, so the bodies and queries
-reach the code behind the lookups. Kept to a few examples per operation for CI."""
+reach the code behind the lookups. Every answer, refusals included, must be one the schema
+documents: its status, content type and shape. Kept to a few examples per operation for
+CI."""
 
 from __future__ import annotations
 
@@ -10,6 +12,11 @@ import schemathesis
 from django.core import signals
 from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
+from schemathesis.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from audit import services
 from audit.models import Claim, Job
@@ -17,6 +24,7 @@ from audit.models import Claim, Job
 pytestmark = pytest.mark.django_db
 
 EXAMPLES = 12
+CONFORMANCE = (status_code_conformance, content_type_conformance, response_schema_conformance)
 
 
 @pytest.fixture
@@ -58,6 +66,7 @@ def test_no_generated_request_gets_a_500(api_schema, real_ids):
         response = case.call(headers=headers)
         where = (case.method, case.formatted_path, response.text[:500])
         assert response.status_code < 500, where
+        case.validate_response(response, checks=CONFORMANCE)
         if not case.path_parameters:
             return
         for name in case.path_parameters:
@@ -68,6 +77,8 @@ def test_no_generated_request_gets_a_500(api_schema, real_ids):
         assert response.status_code < 500, where
         if response.status_code >= 400:
             assert response.json()["detail"], where
+        # Every answer, refusals included, is one the schema documents, in its shape.
+        case.validate_response(response, checks=CONFORMANCE)
 
     for operation in operations:
         run = settings(

@@ -26,7 +26,7 @@ def _middleware():
     [
         ("/claims/1/review/save/", True, "text/html"),
         ("/claims/1/review/", False, "text/html"),
-        ("/api/v1/sets/1/imports", False, "application/json"),
+        ("/api/v1/sets/1/imports", False, "application/problem+json"),
     ],
 )
 def test_a_locked_database_is_a_503_with_retry_after(rf, path, htmx, content_type):

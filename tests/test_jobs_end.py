@@ -547,16 +547,20 @@ def test_the_api_retries_a_failed_job_and_refuses_what_cannot_run_again(lead, se
         "queued",
         "",
     )
-    assert (again.status_code, again.json()) == (409, {"detail": "This job is queued already."})
-    assert (gone.status_code, gone.json()) == (
+    assert (again.status_code, again.json()["detail"]) == (409, "This job is queued already.")
+    assert (gone.status_code, gone.json()["detail"]) == (
         409,
-        {"detail": "Its uploaded file is no longer kept: upload it again."},
+        "Its uploaded file is no longer kept: upload it again.",
     )
-    assert (done.status_code, done.json()) == (
+    assert (done.status_code, done.json()["detail"]) == (
         409,
-        {"detail": "This job has finished; start a new one instead."},
+        "This job has finished; start a new one instead.",
     )
-    assert (ended.status_code, ended.json()) == (409, {"detail": "This job has already finished."})
+    assert (ended.status_code, ended.json()["detail"]) == (409, "This job has already finished.")
+    assert {again["Content-Type"], ended.json()["type"]} == {
+        "application/problem+json",
+        "https://citeaudit.example/problems/conflict",
+    }
 
 
 def _ended(client, job: Job) -> dict | None:

@@ -38,7 +38,7 @@ def test_a_nul_in_an_api_query_is_a_400_that_says_so(opened, lead):
 
     assert [r.status_code for r in responses] == [400] * 5
     for response in responses:
-        assert response["Content-Type"] == "application/json"
+        assert response["Content-Type"] == "application/problem+json"
         assert "NUL character" in response.json()["detail"]
         assert "query" in response.json()["detail"]
 
@@ -128,7 +128,8 @@ def test_a_database_outage_is_a_503_with_retry_after(database_down, opened, revi
         assert response["Retry-After"] == str(OUTAGE_RETRY_AFTER)
     assert autosave.content.decode() == OUTAGE_MESSAGE
     assert "The database cannot be reached" in page.content.decode()
-    assert listed.json() == {"detail": OUTAGE_MESSAGE}
+    assert listed["Content-Type"] == "application/problem+json"
+    assert (listed.json()["status"], listed.json()["detail"]) == (503, OUTAGE_MESSAGE)
 
 
 @pytest.mark.django_db

@@ -208,9 +208,9 @@ def test_a_set_token_makes_no_new_set(world, lead):
         403,
         404,
     ]
-    assert json.loads(new_set.content) == {
-        "detail": "This token is limited to one set; it makes no new set."
-    }
+    assert json.loads(new_set.content)["detail"] == (
+        "This token is limited to one set; it makes no new set."
+    )
     assert not AuditSet.objects.filter(name="Gamma").exists()
 
 

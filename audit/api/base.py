@@ -17,13 +17,14 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from ninja import NinjaAPI, Schema, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
+from pydantic import Field
 
-from audit import services
+from audit import problems, services
 from audit.models import ApiToken, Workspace
 from audit.roles import lead_workspaces, limit_to_token, limited_set_id
 
@@ -63,7 +64,22 @@ class LocalSwagger(Swagger):
         return render(request, self.template, context)
 
 
-api = NinjaAPI(
+class CiteauditAPI(NinjaAPI):
+    """ninja documents every response as application/json; a refusal is served as
+    application/problem+json (audit.problems), so its schema says so."""
+
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(**kwargs)
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                for status, answer in operation.get("responses", {}).items():
+                    content = answer.get("content", {})
+                    if int(status) >= 400 and "application/json" in content:
+                        content[problems.CONTENT_TYPE] = content.pop("application/json")
+        return schema
+
+
+api = CiteauditAPI(
     title="Citeaudit API",
     version="1",
     description=(
@@ -76,46 +92,60 @@ api = NinjaAPI(
 )
 
 
-def _error(request: HttpRequest, message: str, status: int, **extra: Any) -> HttpResponse:
-    return api.create_response(request, {"detail": message, **extra}, status=status)
+def problem_response(
+    status: int, detail: str, *, errors: list[dict[str, str]] | None = None
+) -> HttpResponse:
+    """An error answer: RFC 9457 problem details (audit.problems says why each member)."""
+    return JsonResponse(
+        problems.problem(status, detail, errors=errors),
+        status=status,
+        content_type=problems.CONTENT_TYPE,
+        json_dumps_params={"ensure_ascii": False},
+    )
 
 
 @api.exception_handler(Http404)
 def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
-    return _error(request, str(exc) or "Not found.", 404)
+    return problem_response(404, str(exc) or "Not found.")
 
 
 @api.exception_handler(PermissionDenied)
 def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
-    return _error(request, str(exc) or "You may not do this.", 403)
+    return problem_response(403, str(exc) or "You may not do this.")
 
 
 @api.exception_handler(AuthenticationError)
 def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    response = _error(request, "Authentication required: send Authorization: Bearer <token>.", 401)
+    response = problem_response(401, "Authentication required: send Authorization: Bearer <token>.")
     response["WWW-Authenticate"] = "Bearer"
     return response
 
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
-    response = _error(request, str(exc), exc.status_code)
+    response = problem_response(exc.status_code, str(exc))
     if exc.status_code == 401:
         response["WWW-Authenticate"] = 'Bearer error="invalid_token"'
     return response
 
 
+@api.exception_handler(problems.FieldInvalid)
+def _field_invalid(request: HttpRequest, exc: problems.FieldInvalid) -> HttpResponse:
+    return problem_response(
+        422,
+        f"Invalid request: {exc.field}: {exc.message}",
+        errors=[problems.field_error(exc.field, exc.message)],
+    )
+
+
 @api.exception_handler(ValidationError)
 def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    problems = []
-    for error in exc.errors:
-        where = ".".join(str(part) for part in error.get("loc", ()))
-        problems.append(f"{where}: {error.get('msg', 'invalid')}")
     errors = [
-        {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+        problems.field_error(problems.place(e.get("loc", ())), str(e.get("msg", "invalid")))
         for e in exc.errors
     ]
-    return _error(request, "Invalid request: " + "; ".join(problems), 422, errors=errors)
+    listed = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    return problem_response(422, "Invalid request: " + listed, errors=errors)
 
 
 def encode_cursor(pk: int) -> str:
@@ -160,9 +190,44 @@ class Message(Schema):
     detail: str
 
 
-class Page(Schema):
-    items: list[dict[str, Any]]
-    next_cursor: str | None
+class FieldError(Schema):
+    field: str = Field(description="Where the value is, dotted: `body.payload.name`.")
+    message: str
+
+
+class Problem(Schema):
+    """RFC 9457 problem details, served as application/problem+json (audit.problems)."""
+
+    type: str = Field(description="A URI naming the kind of problem; stable, branch on it.")
+    title: str = Field(description="A short summary of the kind of problem.")
+    status: int
+    detail: str = Field(description="This occurrence in words, naming the field or object.")
+    errors: list[FieldError] = Field(description="One per invalid field; empty otherwise.")
+
+
+# Any operation can meet these: a NUL character in the request (400, refused before the
+# API), no or a bad token (401), and the database busy or unreachable (503).
+ALWAYS = (400, 401, 503)
+
+
+def refusals(*statuses: int) -> dict[int, type[Problem]]:
+    """The error entries of an operation's `response={...}`: `statuses` and ALWAYS, each
+    documented with the Problem model."""
+    return dict.fromkeys(sorted({*ALWAYS, *statuses}), Problem)
+
+
+def _file_schema(content_type: str) -> dict[str, Any]:
+    # A JSON file (the audit-sheets export) is an array of records; any other, its text.
+    if content_type.startswith("application/json"):
+        return {"type": "array", "items": {"type": "object"}}
+    return {"type": "string"}
+
+
+def streamed(description: str, *content_types: str) -> dict[str, Any]:
+    """The `openapi_extra` of an operation answering 200 with a streamed file, not JSON, in
+    one of `content_types`."""
+    content = {kind: {"schema": _file_schema(kind)} for kind in sorted(set(content_types))}
+    return {"responses": {200: {"description": description, "content": content}}}
 
 
 def lead_workspace(request: HttpRequest, slug: str) -> Workspace:

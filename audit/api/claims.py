@@ -4,15 +4,16 @@ token's owner may see."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils.cache import patch_cache_control
-from ninja import Query
+from ninja import Query, Schema
 
 from audit import selectors
-from audit.api.base import MAX_LIMIT, Page, api, cursor_page
+from audit.api.base import MAX_LIMIT, api, cursor_page, refusals, streamed
 from audit.models import ClaimCheck, ReviewStatus
 from audit.roles import is_lead, leads
 from audit.selectors import api as api_selectors
@@ -27,6 +28,89 @@ MachineLabel = StrEnum("MachineLabel", {code: code for code, _ in ClaimCheck.Lab
 
 
 # ------------------------------------------------------------------ answers, claims, sheets
+
+
+class AnswerRow(Schema):
+    id: int
+    external_id: str
+    question_id: str
+    system: str
+    run: str
+    replaced_at: datetime | None
+    replaced_by: int | None
+    is_partial: bool
+
+
+class AnswerPage(Schema):
+    items: list[AnswerRow]
+    next_cursor: str | None
+
+
+class ClaimRow(Schema):
+    id: int
+    answer: int
+    answer_external_id: str | None
+    system: str
+    parent: int | None
+    order: int
+    text: str
+    start: int | None
+    end: int | None
+    location: str
+    is_uncited: bool
+    label: str | None
+    # A lead's rows carry `status`, a reviewer's `my_sheet`: never both.
+    status: str | None = None
+    my_sheet: str | None = None
+
+
+class ClaimPage(Schema):
+    items: list[ClaimRow]
+    next_cursor: str | None
+
+
+class SheetRow(Schema):
+    id: int
+    claim: int
+    reviewer: str
+    status: str
+    judgment: str
+    evidence: Any
+    unsupported_assertions: Any
+    verification_worthy: Any
+    answers_question: Any
+    notes: str
+    active_seconds: int | None
+    submitted_at: str | None
+
+
+class SheetPage(Schema):
+    items: list[SheetRow]
+    next_cursor: str | None
+
+
+class GoldOut(Schema):
+    source: str
+    judgment: str
+    evidence: Any
+    unsupported_assertions: Any
+    verification_worthy: Any
+    answers_question: Any
+
+
+class ClaimOut(Schema):
+    id: int
+    answer: int
+    answer_external_id: str
+    question_id: str
+    system: str
+    parent: int | None
+    order: int
+    text: str
+    start: int | None
+    end: int | None
+    sheets: list[SheetRow]
+    gold: GoldOut | None
 
 
 def _answer_row(answer) -> dict:
@@ -44,7 +128,10 @@ def _answer_row(answer) -> dict:
 
 
 @api.get(
-    "/sets/{set_id}/answers", response=Page, tags=["answers and claims"], url_name="answer-list"
+    "/sets/{set_id}/answers",
+    response={200: AnswerPage, **refusals(403, 404, 422)},
+    tags=["answers and claims"],
+    url_name="answer-list",
 )
 def answer_list(
     request: HttpRequest,
@@ -79,7 +166,14 @@ def _claim_row(lead: bool):
     return row
 
 
-@api.get("/sets/{set_id}/claims", response=Page, tags=["answers and claims"], url_name="claim-list")
+@api.get(
+    "/sets/{set_id}/claims",
+    response={200: ClaimPage, **refusals(403, 404, 422)},
+    # Unset: a row names `status` or `my_sheet`, as the caller may see.
+    exclude_unset=True,
+    tags=["answers and claims"],
+    url_name="claim-list",
+)
 def claim_list(
     request: HttpRequest,
     set_id: int,
@@ -128,7 +222,12 @@ def _sheet_row(sheet) -> dict:
     }
 
 
-@api.get("/claims/{claim_id}", response=dict, tags=["answers and claims"], url_name="claim-detail")
+@api.get(
+    "/claims/{claim_id}",
+    response={200: ClaimOut, **refusals(403, 404, 422)},
+    tags=["answers and claims"],
+    url_name="claim-detail",
+)
 def claim_detail(request: HttpRequest, claim_id: int) -> dict:
     """A claim with the sheets the user may see and its gold: for a reviewer, a claim
     assigned to them and their own sheet only."""
@@ -157,7 +256,12 @@ def claim_detail(request: HttpRequest, claim_id: int) -> dict:
     }
 
 
-@api.get("/sets/{set_id}/sheets", response=Page, tags=["sheets and gold"], url_name="sheet-list")
+@api.get(
+    "/sets/{set_id}/sheets",
+    response={200: SheetPage, **refusals(403, 404, 422)},
+    tags=["sheets and gold"],
+    url_name="sheet-list",
+)
 def sheet_list(
     request: HttpRequest,
     set_id: int,
@@ -176,7 +280,13 @@ def _ndjson(rows) -> Any:
         yield json.dumps(row, ensure_ascii=False) + "\n"
 
 
-@api.get("/sets/{set_id}/gold", tags=["sheets and gold"], url_name="gold")
+@api.get(
+    "/sets/{set_id}/gold",
+    response=refusals(403, 404, 422),
+    openapi_extra=streamed("One gold record a line.", "application/x-ndjson; charset=utf-8"),
+    tags=["sheets and gold"],
+    url_name="gold",
+)
 def gold(request: HttpRequest, set_id: int) -> StreamingHttpResponse:
     """Every gold record of the set as JSON Lines, streamed (leads)."""
     audit_set = access.get_set_for_lead(request, set_id)

@@ -15,7 +15,7 @@ from ninja.files import UploadedFile
 from ninja.responses import Status
 
 from audit import selectors, services
-from audit.api.base import MAX_LIMIT, Message, Page, api, cursor_page, lead_workspace
+from audit.api.base import MAX_LIMIT, api, cursor_page, lead_workspace, refusals
 from audit.formats import FORMATS, FormatError
 from audit.formats.reading import check_size
 from audit.models import Job
@@ -44,6 +44,11 @@ class JobOut(Schema):
     result: dict[str, Any]
     created_at: datetime
     finished_at: datetime | None
+
+
+class JobPage(Schema):
+    items: list[JobOut]
+    next_cursor: str | None
 
 
 # ------------------------------------------------------------------------------- imports
@@ -78,7 +83,7 @@ _IDEMPOTENCY_KEY = Header("", alias="Idempotency-Key", max_length=200)
 
 @api.post(
     "/imports",
-    response={202: JobOut, 409: Message, 422: Message},
+    response={202: JobOut, **refusals(403, 404, 409, 413, 422)},
     tags=["imports"],
     url_name="import-create",
 )
@@ -145,7 +150,7 @@ def _get_job_for_lead(request: HttpRequest, job_id: int) -> Job:
     return job
 
 
-@api.get("/jobs", response=Page, tags=["jobs"], url_name="job-list")
+@api.get("/jobs", response={200: JobPage, **refusals(403, 422)}, tags=["jobs"], url_name="job-list")
 def job_list(
     request: HttpRequest,
     status: JobStatus | None = None,
@@ -165,7 +170,12 @@ def job_list(
     return cursor_page(jobs, cursor=cursor, limit=limit, row=job_out)
 
 
-@api.get("/jobs/{job_id}", response=JobOut, tags=["jobs"], url_name="job-detail")
+@api.get(
+    "/jobs/{job_id}",
+    response={200: JobOut, **refusals(403, 404, 422)},
+    tags=["jobs"],
+    url_name="job-detail",
+)
 def job_detail(request: HttpRequest, job_id: int) -> dict:
     """A job's status and progress; a failed import's error names file, line and field.
     A running job whose worker was lost ends here as failed, naming the worker, so a loop
@@ -177,7 +187,7 @@ def job_detail(request: HttpRequest, job_id: int) -> dict:
 
 @api.post(
     "/jobs/{job_id}/cancel",
-    response={202: JobOut, 409: Message},
+    response={202: JobOut, **refusals(403, 404, 409, 422)},
     tags=["jobs"],
     url_name="job-cancel",
 )
@@ -195,7 +205,7 @@ def job_cancel(request: HttpRequest, job_id: int) -> Status:
 
 @api.post(
     "/jobs/{job_id}/retry",
-    response={202: JobOut, 409: Message},
+    response={202: JobOut, **refusals(403, 404, 409, 422)},
     tags=["jobs"],
     url_name="job-retry",
 )

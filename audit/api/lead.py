@@ -13,10 +13,11 @@ from ninja.errors import HttpError
 from pydantic import Field
 
 from audit import comparison, judgments, selectors, services
-from audit.api.base import MAX_LIMIT, api
+from audit.api.base import MAX_LIMIT, api, refusals
 from audit.api.results import _plain
 from audit.filters import AdjudicationQueueFilter
 from audit.models import AuditSet, Severity
+from audit.problems import FieldInvalid
 from audit.views import access
 
 # As many rows as the calibration page lists of each kind.
@@ -116,14 +117,22 @@ def _reviewers_out(audit_set: AuditSet) -> dict:
     }
 
 
-@api.get("/sets/{set_id}/reviewers", response=ReviewersOut, tags=["review"], url_name="reviewers")
+@api.get(
+    "/sets/{set_id}/reviewers",
+    response={200: ReviewersOut, **refusals(403, 404, 422)},
+    tags=["review"],
+    url_name="reviewers",
+)
 def reviewers(request: HttpRequest, set_id: int) -> dict:
     """Each reviewer's progress, as on the progress page, and who may be chosen."""
     return _reviewers_out(access.get_set_for_lead(request, set_id))
 
 
 @api.post(
-    "/sets/{set_id}/reviewers", response=AssignOut, tags=["review"], url_name="reviewers-assign"
+    "/sets/{set_id}/reviewers",
+    response={200: AssignOut, **refusals(403, 404, 422)},
+    tags=["review"],
+    url_name="reviewers-assign",
 )
 def reviewers_assign(request: HttpRequest, set_id: int, payload: AssignIn) -> dict:
     """Open the set for review, or top it up: every claim to `overlap` of these reviewers,
@@ -149,7 +158,7 @@ def reviewers_assign(request: HttpRequest, set_id: int, payload: AssignIn) -> di
             allow_reviewer_split=payload.allow_reviewer_split,
         )
     except services.ReviewError as error:
-        raise HttpError(422, f"Invalid request: body.overlap: {error}") from None
+        raise FieldInvalid("body.overlap", str(error)) from None
     names = {user.pk: user.username for user in chosen}
     return {
         "claims": summary.claims,
@@ -160,7 +169,7 @@ def reviewers_assign(request: HttpRequest, set_id: int, payload: AssignIn) -> di
 
 @api.post(
     "/sets/{set_id}/reviewers/replace",
-    response=ReplaceOut,
+    response={200: ReplaceOut, **refusals(403, 404, 422)},
     tags=["review"],
     url_name="reviewers-replace",
 )
@@ -170,22 +179,47 @@ def reviewers_replace(request: HttpRequest, set_id: int, payload: ReplaceIn) -> 
     audit_set = access.get_set_for_lead(request, set_id)
     leaving = selectors.set_assignees(audit_set=audit_set).filter(username=payload.leaving).first()
     if leaving is None:
-        raise HttpError(422, "Invalid request: body.leaving: holds no claim of this set.")
+        raise FieldInvalid("body.leaving", "holds no claim of this set.")
     joining = (
         selectors.review_candidates(audit_set=audit_set).filter(username=payload.joining).first()
     )
     if joining is None:
-        raise HttpError(
-            422, "Invalid request: body.joining: not a reviewer of this set's workspace."
-        )
+        raise FieldInvalid("body.joining", "not a reviewer of this set's workspace.")
     try:
         summary = services.reviewer_replace(audit_set=audit_set, leaving=leaving, joining=joining)
     except services.ReviewError as error:
-        raise HttpError(422, f"Invalid request: body.joining: {error}") from None
+        raise FieldInvalid("body.joining", str(error)) from None
     return {"moved": summary.moved, "kept": summary.kept, "dropped": summary.dropped}
 
 
 # ------------------------------------------------------------------------------- controls
+
+
+class ControlRow(Schema):
+    claim: int
+    text: str
+    queues: int
+
+
+class CandidateRow(Schema):
+    claim: int
+    text: str
+    gold: str
+
+
+class ControlsOut(Schema):
+    control_rate: float
+    calibration_threshold: float
+    controls: list[ControlRow]
+    candidates: list[CandidateRow]
+
+
+class ControlsPatchOut(ControlsOut):
+    added: int
+
+
+class ControlsMarkOut(ControlsOut):
+    changed: int
 
 
 def _controls_out(audit_set: AuditSet) -> dict:
@@ -203,14 +237,24 @@ def _controls_out(audit_set: AuditSet) -> dict:
     }
 
 
-@api.get("/sets/{set_id}/controls", response=dict, tags=["review"], url_name="controls")
+@api.get(
+    "/sets/{set_id}/controls",
+    response={200: ControlsOut, **refusals(403, 404, 422)},
+    tags=["review"],
+    url_name="controls",
+)
 def controls(request: HttpRequest, set_id: int) -> dict:
     """The control rate and alert threshold, the control claims with how many queues each is
     in, and adjudicated claims that could become controls (the first 200 of each)."""
     return _controls_out(access.get_set_for_lead(request, set_id))
 
 
-@api.patch("/sets/{set_id}/controls", response=dict, tags=["review"], url_name="controls-patch")
+@api.patch(
+    "/sets/{set_id}/controls",
+    response={200: ControlsPatchOut, **refusals(403, 404, 422)},
+    tags=["review"],
+    url_name="controls-patch",
+)
 def controls_patch(request: HttpRequest, set_id: int, payload: ControlsPatch) -> dict:
     """Change the control rate or the alert threshold (a field left out keeps its value);
     `added` says how many controls this mixed into the queues."""
@@ -226,11 +270,16 @@ def controls_patch(request: HttpRequest, set_id: int, payload: ControlsPatch) ->
             audit_set=audit_set, by=request.user, rate=rate, threshold=threshold
         )
     except services.ControlSettingRefused as refusal:
-        raise HttpError(422, f"Invalid request: body.{refusal.field}: {refusal}") from None
+        raise FieldInvalid(f"body.{refusal.field}", str(refusal)) from None
     return {"added": added, **_controls_out(audit_set)}
 
 
-@api.post("/sets/{set_id}/controls", response=dict, tags=["review"], url_name="controls-mark")
+@api.post(
+    "/sets/{set_id}/controls",
+    response={200: ControlsMarkOut, **refusals(403, 404, 422)},
+    tags=["review"],
+    url_name="controls-mark",
+)
 def controls_mark(request: HttpRequest, set_id: int, payload: ControlsMark) -> dict:
     """Make these adjudicated claims controls (`control: false`: no longer controls);
     `changed` counts the claims that changed, the rest were already so or have no gold."""
@@ -244,7 +293,37 @@ def controls_mark(request: HttpRequest, set_id: int, payload: ControlsMark) -> d
 # --------------------------------------------------------------------- adjudication queue
 
 
-@api.get("/sets/{set_id}/adjudication", response=dict, tags=["review"], url_name="adjudication")
+class QueueSheet(Schema):
+    letter: str
+    reviewer: str | None
+    judgment: str
+    active_seconds: int | None
+
+
+class QueueRow(Schema):
+    claim: int
+    severity: int
+    severity_label: str
+    answer: str
+    atomic: bool
+    snippet: str
+    system: str
+    machine_label: str | None
+    sheets: list[QueueSheet]
+
+
+class QueueOut(Schema):
+    anonymous: bool
+    items: list[QueueRow]
+    next_offset: int | None
+
+
+@api.get(
+    "/sets/{set_id}/adjudication",
+    response={200: QueueOut, **refusals(403, 404, 422)},
+    tags=["review"],
+    url_name="adjudication",
+)
 def adjudication_queue(request: HttpRequest, set_id: int, query: Query[QueueQuery]) -> dict:
     """The claims waiting for a lead, most severe first, as the adjudication queue page
     lists them under the same filters: only claims whose sheets are all in, none the
@@ -305,6 +384,41 @@ def _queue_row(claim: Any, *, anonymous: bool, letters: dict[int, str]) -> dict:
 # -------------------------------------------------------------------------------- compare
 
 
+class RunRef(Schema):
+    key: str
+    name: str
+
+
+class RunClaimOut(Schema):
+    claim: int
+    question_id: str
+    text: str
+    judgment: str | None
+    provisional: bool
+
+
+class PairOut(Schema):
+    question_id: str
+    status: str
+    score: float | None
+    a: RunClaimOut
+    b: RunClaimOut
+
+
+class CompareOut(Schema):
+    a: RunRef
+    b: RunRef
+    runs: list[RunRef]
+    provisional: bool
+    # Each metric's change from run A to run B (comparison.MetricDelta).
+    deltas: list[dict[str, Any]]
+    pairs: list[PairOut]
+    appeared: list[RunClaimOut]
+    vanished: list[RunClaimOut]
+    unanswered_by_b: list[RunClaimOut]
+    unanswered_by_a: list[RunClaimOut]
+
+
 def _run_claim(claim: comparison.RunClaim) -> dict:
     return {
         "claim": claim.claim_id,
@@ -316,7 +430,10 @@ def _run_claim(claim: comparison.RunClaim) -> dict:
 
 
 @api.get(
-    "/sets/{set_id}/compare", response=dict, tags=["agreement and release"], url_name="compare"
+    "/sets/{set_id}/compare",
+    response={200: CompareOut, **refusals(403, 404, 422)},
+    tags=["agreement and release"],
+    url_name="compare",
 )
 def compare(request: HttpRequest, set_id: int, a: str = "", b: str = "") -> dict:
     """Run A (before) against run B (after), as on the compare page: metric changes and the
@@ -326,14 +443,14 @@ def compare(request: HttpRequest, set_id: int, a: str = "", b: str = "") -> dict
     if not (a and b):
         defaults = selectors.compare_defaults(audit_set=audit_set)
         if defaults is None:
-            raise HttpError(422, "Invalid request: query.a: name two runs to compare.")
+            raise FieldInvalid("query.a", "name two runs to compare.")
         a, b = a or defaults[0], b or defaults[1]
     try:
         compared = selectors.run_comparison(audit_set=audit_set, a=a, b=b, viewer=request.user)
     except selectors.UnknownRun as unknown:
         raise HttpError(404, f"No run “{unknown}” in this set.") from None
     except selectors.SameRun as same:
-        raise HttpError(422, f"Invalid request: query.b: {same}") from None
+        raise FieldInvalid("query.b", str(same)) from None
     result = compared.result
     return {
         "a": {"key": compared.a.key, "name": compared.a.name},

@@ -13,12 +13,13 @@ from django.http import HttpRequest, StreamingHttpResponse
 from django.utils.cache import patch_cache_control
 from django.utils.http import content_disposition_header
 from django.utils.text import slugify
-from ninja import File
+from ninja import File, Schema
 from ninja.errors import HttpError
 from ninja.files import UploadedFile
+from pydantic import BaseModel, ConfigDict
 
 from audit import selectors, services
-from audit.api.base import api
+from audit.api.base import api, refusals, streamed
 from audit.formats import FormatError
 from audit.formats.reading import check_size
 from audit.formats.records import Budget
@@ -32,7 +33,50 @@ ExportFormat = StrEnum("ExportFormat", {name: name for name in EXPORT_FORMATS})
 # ---------------------------------------------------------------- verdicts and agreement
 
 
-@api.post("/sets/{set_id}/verdicts", response=dict, tags=["verdicts"], url_name="verdicts")
+class VerdictsOut(Schema):
+    judges: list[str]
+    created: int
+    replaced: int
+
+
+class Figures(BaseModel):
+    """A report whose nested figures follow the metrics modules; the members named here are
+    always present, and the rest are passed on as they are (a plain pydantic model: ninja's
+    Schema reads a dict through its getter, which drops the members not named)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class AgreementOut(Figures):
+    system: str
+    sheets: int
+    claims: int
+    gold: int
+    full: Any
+    binary: Any
+    evidence_jaccard: Any
+    evidence_f1: Any
+    unsupported_f1: Any
+    raters: list[dict[str, Any]]
+
+
+class ReportOut(Figures):
+    criteria: list[Any]
+    criteria_error: str | None
+    overall: Any
+    systems: list[dict[str, Any]]
+
+
+class DecisionOut(Figures):
+    run: str | None
+
+
+@api.post(
+    "/sets/{set_id}/verdicts",
+    response={200: VerdictsOut, **refusals(403, 404, 413, 422)},
+    tags=["verdicts"],
+    url_name="verdicts",
+)
 def verdicts_push(request: HttpRequest, set_id: int, file: File[UploadedFile]) -> dict:
     """An automatic judge's verdicts, in the verdicts upload's format; all or nothing."""
     audit_set = access.get_set_for_lead(request, set_id)
@@ -69,7 +113,10 @@ def _plain(value: Any) -> Any:
 
 
 @api.get(
-    "/sets/{set_id}/agreement", response=dict, tags=["agreement and release"], url_name="agreement"
+    "/sets/{set_id}/agreement",
+    response={200: AgreementOut, **refusals(403, 404, 422)},
+    tags=["agreement and release"],
+    url_name="agreement",
 )
 def agreement(request: HttpRequest, set_id: int, system: str = "") -> dict:
     """The agreement dashboard's figures: reviewer agreement, evidence overlap, raters
@@ -98,7 +145,12 @@ def agreement(request: HttpRequest, set_id: int, system: str = "") -> dict:
 # ------------------------------------------------------------------------------- release
 
 
-@api.get("/sets/{set_id}/report", response=dict, tags=["agreement and release"], url_name="report")
+@api.get(
+    "/sets/{set_id}/report",
+    response={200: ReportOut, **refusals(403, 404, 422)},
+    tags=["agreement and release"],
+    url_name="report",
+)
 def report(request: HttpRequest, set_id: int) -> dict:
     """The release report per system: metrics and the decision, as on the report page."""
     audit_set = access.get_set_for_lead(request, set_id)
@@ -128,7 +180,10 @@ def report(request: HttpRequest, set_id: int) -> dict:
 
 
 @api.get(
-    "/sets/{set_id}/decision", response=dict, tags=["agreement and release"], url_name="decision"
+    "/sets/{set_id}/decision",
+    response={200: DecisionOut, **refusals(403, 404, 422)},
+    tags=["agreement and release"],
+    url_name="decision",
 )
 def decision(
     request: HttpRequest,
@@ -159,7 +214,15 @@ def decision(
 # ------------------------------------------------------------------------------- exports
 
 
-@api.get("/sets/{set_id}/exports/{fmt}", tags=["exports"], url_name="export")
+@api.get(
+    "/sets/{set_id}/exports/{fmt}",
+    response=refusals(403, 404, 422),
+    openapi_extra=streamed(
+        "The export file, in its format.", *(spec.content_type for spec in EXPORT_FORMATS.values())
+    ),
+    tags=["exports"],
+    url_name="export",
+)
 def export(request: HttpRequest, set_id: int, fmt: ExportFormat) -> StreamingHttpResponse:
     """The set's labelled data in any export format, streamed as it is read (leads)."""
     audit_set = access.get_set_for_lead(request, set_id)

@@ -13,10 +13,11 @@ from ninja.responses import Status
 from pydantic import Field
 
 from audit import selectors, services
-from audit.api.base import api, lead_workspace
+from audit.api.base import api, lead_workspace, refusals
 from audit.api.jobs import JobOut, job_out
 from audit.criteria import CriteriaError, CriteriaReasonRequired
 from audit.models import AuditSet, Job
+from audit.problems import FieldInvalid
 from audit.roles import is_lead
 from audit.views import access
 
@@ -96,7 +97,16 @@ def _settings_out(audit_set: AuditSet) -> dict:
     }
 
 
-@api.get("/me", response=dict, tags=["tokens"], url_name="me")
+class MeOut(Schema):
+    username: str
+    lead: bool
+    scope: str
+    token: str
+    workspace: str | None
+    set: int | None
+
+
+@api.get("/me", response={200: MeOut, **refusals()}, tags=["tokens"], url_name="me")
 def me(request: HttpRequest) -> dict:
     """The token's owner and what the token may do: read or write, in which workspace (its
     slug; null for every workspace of the owner) and set (its id; null for the whole
@@ -112,7 +122,7 @@ def me(request: HttpRequest) -> dict:
     }
 
 
-@api.get("/sets", response=list[SetOut], tags=["sets"], url_name="set-list")
+@api.get("/sets", response={200: list[SetOut], **refusals()}, tags=["sets"], url_name="set-list")
 def set_list(request: HttpRequest, name: str = "") -> list[dict]:
     """The sets the user may see (a reviewer: the sets they review); `name` picks one."""
     sets = selectors.sets_visible_to(user=request.user).order_by("pk")
@@ -121,7 +131,12 @@ def set_list(request: HttpRequest, name: str = "") -> list[dict]:
     return [_set_out(audit_set) for audit_set in sets]
 
 
-@api.post("/sets", response={201: SetOut}, tags=["sets"], url_name="set-create")
+@api.post(
+    "/sets",
+    response={201: SetOut, **refusals(403, 404, 409, 422)},
+    tags=["sets"],
+    url_name="set-create",
+)
 def set_create(request: HttpRequest, payload: SetIn) -> Status:
     access.require_lead(request)
     workspace = lead_workspace(request, payload.workspace)
@@ -136,23 +151,33 @@ def set_create(request: HttpRequest, payload: SetIn) -> Status:
     except services.SetNameTaken as taken:
         raise HttpError(409, str(taken)) from None
     except services.SetRefused as refusal:
-        raise HttpError(422, f"Invalid request: body.{refusal.field}: {refusal}") from None
+        raise FieldInvalid(f"body.{refusal.field}", str(refusal)) from None
     return Status(201, _set_out(audit_set))
 
 
-@api.get("/sets/{set_id}", response=SetOut, tags=["sets"], url_name="set-detail")
+@api.get(
+    "/sets/{set_id}",
+    response={200: SetOut, **refusals(404, 422)},
+    tags=["sets"],
+    url_name="set-detail",
+)
 def set_detail(request: HttpRequest, set_id: int) -> dict:
     return _set_out(access.get_set_for_user(request, set_id))
 
 
-@api.get("/sets/{set_id}/settings", response=SettingsOut, tags=["sets"], url_name="set-settings")
+@api.get(
+    "/sets/{set_id}/settings",
+    response={200: SettingsOut, **refusals(403, 404, 422)},
+    tags=["sets"],
+    url_name="set-settings",
+)
 def set_settings(request: HttpRequest, set_id: int) -> dict:
     return _settings_out(access.get_set_for_lead(request, set_id))
 
 
 @api.patch(
     "/sets/{set_id}/settings",
-    response={200: SettingsOut, 202: JobOut},
+    response={200: SettingsOut, 202: JobOut, **refusals(403, 404, 409, 422)},
     tags=["sets"],
     url_name="set-settings-patch",
 )
@@ -176,9 +201,9 @@ def set_settings_patch(request: HttpRequest, set_id: int, payload: SettingsPatch
     except services.SetNameTaken as taken:
         raise HttpError(409, str(taken)) from None
     except services.SetRefused as refusal:
-        raise HttpError(422, f"Invalid request: body.{refusal.field}: {refusal}") from None
+        raise FieldInvalid(f"body.{refusal.field}", str(refusal)) from None
     except CriteriaReasonRequired as error:
-        raise HttpError(422, f"Invalid request: body.criteria_reason: {error}") from None
+        raise FieldInvalid("body.criteria_reason", str(error)) from None
     except CriteriaError as error:
         raise HttpError(422, f"Invalid criteria: {error}") from None
     if isinstance(change.comparison, Job):

@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views import defaults
 
-from audit.middleware import BUSY_MESSAGE, BUSY_RETRY_AFTER, refusal
+from audit.middleware import BUSY_MESSAGE, BUSY_RETRY_AFTER, api_problem, refusal
 
 # Seconds a client is asked to wait when the database could not be reached: a restart or a
 # failover takes that long, and the review page's autosave retries after it anyway.
@@ -37,6 +37,9 @@ def permission_denied(request: HttpRequest, exception: Exception | None = None) 
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        # An address no endpoint answers: the API's clients read problem details.
+        return api_problem(404, "No such API address.")
     return render(request, "404.html", {"reason": _reason(exception)}, status=404)
 
 

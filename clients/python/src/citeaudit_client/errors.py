@@ -11,9 +11,10 @@ import httpx2
 
 
 class CiteauditError(Exception):
-    """Any failure of a request: `status` (None when no answer came), `detail` (the server's
-    message), `errors` (the field errors of a 422, each with `loc` and `msg`), and `title`
-    and `type` when the body is problem details."""
+    """Any failure of a request. The server answers RFC 9457 problem details, read into
+    `status` (None when no answer came), `type` (a URI naming the kind of problem, stable to
+    branch on), `title` (its summary), `detail` (this occurrence, naming the field or
+    object) and `errors` (the field errors of a 422, each with `field` and `message`)."""
 
     def __init__(
         self,
