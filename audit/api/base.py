@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -146,6 +148,19 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     ]
     listed = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
     return problem_response(422, "Invalid request: " + listed, errors=errors)
+
+
+def plain(value: Any) -> Any:
+    """JSON-safe: dataclasses as dicts, tuples as lists, NaN and infinities as null."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, frozenset, set)):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def encode_cursor(pk: int) -> str:

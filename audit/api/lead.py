@@ -13,8 +13,7 @@ from ninja.errors import HttpError
 from pydantic import Field
 
 from audit import comparison, judgments, selectors, services
-from audit.api.base import MAX_LIMIT, api, refusals
-from audit.api.results import _plain
+from audit.api.base import MAX_LIMIT, api, plain, refusals
 from audit.filters import AdjudicationQueueFilter
 from audit.models import AuditSet, Severity
 from audit.problems import FieldInvalid
@@ -459,7 +458,7 @@ def compare(request: HttpRequest, set_id: int, a: str = "", b: str = "") -> dict
             {"key": run.key, "name": run.name} for run in selectors.set_runs(audit_set=audit_set)
         ],
         "provisional": result.provisional,
-        "deltas": [_plain(delta) for delta in result.deltas],
+        "deltas": [plain(delta) for delta in result.deltas],
         "pairs": [
             {
                 "question_id": pair.question_id,

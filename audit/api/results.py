@@ -4,7 +4,6 @@ and decision (from the one reader in audit.selectors.decision), and exports."""
 from __future__ import annotations
 
 import dataclasses
-import math
 from enum import StrEnum
 from typing import Any
 
@@ -19,7 +18,7 @@ from ninja.files import UploadedFile
 from pydantic import BaseModel, ConfigDict
 
 from audit import selectors, services
-from audit.api.base import api, refusals, streamed
+from audit.api.base import api, plain, refusals, streamed
 from audit.formats import FormatError
 from audit.formats.reading import check_size
 from audit.formats.records import Budget
@@ -99,19 +98,6 @@ def verdicts_push(request: HttpRequest, set_id: int, file: File[UploadedFile]) -
     return dataclasses.asdict(summary)
 
 
-def _plain(value: Any) -> Any:
-    """JSON-safe: dataclasses as dicts, tuples as lists, NaN and infinities as null."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, frozenset, set)):
-        return [_plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 @api.get(
     "/sets/{set_id}/agreement",
     response={200: AgreementOut, **refusals(403, 404, 422)},
@@ -130,13 +116,13 @@ def agreement(request: HttpRequest, set_id: int, system: str = "") -> dict:
         "sheets": board.sheets,
         "claims": board.claims,
         "gold": board.gold,
-        "full": _plain(board.full),
-        "binary": _plain(board.binary),
-        "evidence_jaccard": _plain(board.evidence_jaccard),
-        "evidence_f1": _plain(board.evidence_f1),
-        "unsupported_f1": _plain(board.unsupported_f1),
+        "full": plain(board.full),
+        "binary": plain(board.binary),
+        "evidence_jaccard": plain(board.evidence_jaccard),
+        "evidence_f1": plain(board.evidence_f1),
+        "unsupported_f1": plain(board.unsupported_f1),
         "raters": [
-            {"name": r.name, "kind": r.kind, "full": _plain(r.full), "binary": _plain(r.binary)}
+            {"name": r.name, "kind": r.kind, "full": plain(r.full), "binary": plain(r.binary)}
             for r in board.raters
         ],
     }
@@ -159,17 +145,17 @@ def report(request: HttpRequest, set_id: int) -> dict:
         "criteria": [criterion.describe() for criterion in overview.criteria],
         "criteria_error": overview.criteria_error,
         **overview.provenance.as_dict(),
-        "overall": _plain(overview.overall),
+        "overall": plain(overview.overall),
         "systems": [
             {
                 "system": release.system,
                 "decision": release.badge,
-                "metrics": _plain(release.summary),
+                "metrics": plain(release.summary),
                 # Only with an accepted judge: the same with its verdicts on unjudged claims.
                 "with_accepted_judge": {
                     "decision": release.judged.badge,
                     "claims_filled": release.judged.filled,
-                    "metrics": _plain(release.judged.summary),
+                    "metrics": plain(release.judged.summary),
                 }
                 if release.judged
                 else None,
