@@ -140,3 +140,35 @@ def test_no_page_has_a_serious_or_critical_violation_for_any_role(
     signed_out.close()
 
     assert found == {}, json.dumps(found, indent=1)
+
+
+def test_the_review_and_adjudication_pages_name_their_regions_and_show_focus(
+    new_page,
+    live_server,
+    demo_round,  # noqa: F811 - the fixture imported above
+    lead,
+    reviewer_a,
+):
+    review = new_page(reviewer_a)
+    review.goto(f"{live_server.url}/claims/{demo_round['c2'].pk}/review/")
+    adjudication = new_page(lead)
+    adjudication.goto(f"{live_server.url}/claims/{demo_round['c0'].pk}/adjudicate/")
+
+    for page, regions in (
+        (review, ["The claim and its sources", "Your audit sheet"]),
+        (adjudication, ["The claim, the sheets and the passages", "Gold record"]),
+    ):
+        for name in regions:
+            assert page.get_by_role("region", name=name).count() == 1
+        assert page.get_by_role("main").count() == 1
+        # Tab through the first controls: each one shows where the focus is.
+        page.locator("body").focus()
+        for _ in range(12):
+            page.keyboard.press("Tab")
+            outline = page.evaluate(
+                """() => { const e = document.activeElement;
+                    const s = getComputedStyle(e.closest('label') || e);
+                    const own = getComputedStyle(e);
+                    return [own.outlineStyle, s.outlineStyle, e.tagName]; }"""
+            )
+            assert "solid" in outline[:2], outline
