@@ -69,6 +69,7 @@ MATRIX: dict[tuple[str, str], tuple[int, int, int, int, int]] = {
     ("/api/v1/judge-runs/{run_id}", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/judges/{judge_id}/calibration", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/judges/{judge_id}/accept", "POST"): (NO, 403, 403, 409, RO),
+    ("/api/v1/claims/{claim_id}/answers-question", "PUT"): (NO, 403, 403, 200, RO),
 }
 # The schema and its docs page are public: they describe the API, not any data.
 PUBLIC = ("/api/v1/openapi.json", "/api/v1/docs")
@@ -140,6 +141,8 @@ def _request(client: Client, path: str, method: str, world: dict):
         return client.post(url, body, content_type="application/json")
     if method == "PUT" and path.endswith("/threshold"):
         return client.put(url, {"min_kappa": 0.5, "min_gold": 30}, content_type="application/json")
+    if method == "PUT" and path.endswith("/answers-question"):
+        return client.put(url, {"value": True}, content_type="application/json")
     if method == "PATCH":
         return client.patch(url, {"description": "x"}, content_type="application/json")
     if path == "/api/v1/imports":

@@ -9,7 +9,18 @@ from django.test import Client
 from django.urls import reverse
 
 from audit import services
-from audit.models import Judge, JudgeAcceptance, JudgeRun, JudgeThresholdChange, JudgeVerdict
+from audit.models import (
+    Adjudication,
+    Claim,
+    Judge,
+    JudgeAcceptance,
+    JudgeRun,
+    JudgeThresholdChange,
+    JudgeVerdict,
+    Membership,
+    Workspace,
+)
+from audit.selectors.decision import decision_report
 from audit.services import judges as judge_services
 from tests.conftest import api_client, refund_set_with_gold, run_queued_jobs
 from tests.factories import AuditSetFactory, UserFactory
@@ -317,8 +328,6 @@ def test_a_reviewer_is_refused_and_changes_nothing(ran, reviewer_a):
 def test_a_lead_of_another_workspace_finds_nothing(ran):
     audit_set, judge, run = ran
     other = UserFactory(username="other_lead")
-    from audit.models import Membership, Workspace
-
     elsewhere = Workspace.objects.create(name="Elsewhere", slug="elsewhere")
     Membership.objects.create(user=other, workspace=elsewhere, role="lead")
     before = _unchanged(judge)
@@ -348,3 +357,74 @@ def test_a_read_only_token_reads_but_writes_nothing(ran, lead):
     assert codes[:4] == [200] * 4
     assert codes[4:] == [403] * 5
     assert _unchanged(judge) == before
+
+
+# ------------------------------------------------------------------------------ answering
+
+
+@pytest.mark.parametrize("marked", [True, False])
+def test_a_judge_marking_a_partly_supported_claim_as_answering_fails_the_criterion(
+    refunds, lead, fake_llm, marked
+):
+    audit_set, claims = refunds
+    _agree(fake_llm, claims)
+    fake_llm.behaviour[claims[0].text] = {**AGREE[0], "answers_question": marked}
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+    run = judge_services.judge_run_start(judge=judge, subset=JudgeRun.Subset.ALL, user=lead)
+    run_queued_jobs()
+    judge_services.judge_accept(version=run.version, user=lead)
+    # Claim 1 (partly supported) loses its gold: the accepted judge's verdict stands for it.
+    Adjudication.objects.filter(claim=claims[0]).delete()
+    services.claims_changed(claim_ids=[c.pk for c in claims], audit_set_id=audit_set.pk)
+    services.criteria_update(
+        audit_set=audit_set, criteria=[{"kind": "answering_claims_backed"}], by=lead
+    )
+    audit_set.refresh_from_db()
+
+    judged = decision_report(audit_set=audit_set, system="rag-v1", with_judge=True)
+
+    assert JudgeVerdict.objects.get(run=run, claim=claims[0]).answers_question is marked
+    assert judged["judge"]["claims_filled"] == 1
+    assert judged["decision"] == ("fail" if marked else "pass")
+    shown = api_client(lead).get(f"/api/v1/judge-runs/{run.pk}").json()["items"]
+    by_claim = {v["claim"]: v["answers_question"] for v in shown}
+    assert [by_claim[c.pk] for c in claims] == [marked, None, None]
+
+
+def test_a_lead_marks_a_claim_as_answering_through_the_api_as_the_list_does(
+    refunds, lead, client_for
+):
+    audit_set, claims = refunds
+    twin_set, twin_claims = refund_set_with_gold(lead, name="Twin refunds")
+    client_for(lead).post(
+        reverse("audit:claims-mark-answering", args=[twin_set.pk]),
+        {"query": "text=Customers", "value": "1"},
+    )
+    url = f"/api/v1/claims/{claims[0].pk}/answers-question"
+
+    first = api_client(lead).put(url, {"value": True}, content_type="application/json")
+    again = api_client(lead).put(url, {"value": True}, content_type="application/json")
+
+    assert first.json() == {"claim": claims[0].pk, "answers_question": True, "changed": True}
+    assert again.json()["changed"] is False
+    marked = [c.answers_question for c in Claim.objects.filter(pk__in=[c.pk for c in claims])]
+    twin = [c.answers_question for c in Claim.objects.filter(pk__in=[c.pk for c in twin_claims])]
+    assert marked == twin == [True, False, False]
+
+
+def test_only_a_lead_of_the_set_may_mark_a_claim_as_answering(refunds, lead, reviewer_a):
+    audit_set, claims = refunds
+    audit_set.reviewers.add(reviewer_a)
+    other = UserFactory(username="other_lead")
+    elsewhere = Workspace.objects.create(name="Elsewhere", slug="elsewhere")
+    Membership.objects.create(user=other, workspace=elsewhere, role="lead")
+    url = f"/api/v1/claims/{claims[0].pk}/answers-question"
+    body = {"value": True}
+
+    codes = [
+        api_client(user, scope).put(url, body, content_type="application/json").status_code
+        for user, scope in [(reviewer_a, "write"), (other, "write"), (lead, "read")]
+    ]
+
+    assert codes == [403, 404, 403]
+    assert not Claim.objects.filter(answers_question=True).exists()

@@ -15,10 +15,10 @@ from ninja.errors import HttpError
 from ninja.responses import Status
 from pydantic import Field
 
-from audit import selectors
+from audit import selectors, services
 from audit.api.base import MAX_LIMIT, api
 from audit.judge_calibration import Calibration, Interval, meets
-from audit.models import Judge, JudgeRun, JudgeVersion
+from audit.models import Claim, Judge, JudgeRun, JudgeVersion
 from audit.selectors import judges as judge_selectors
 from audit.services import JobRefused, jobs_reap_stale
 from audit.services import judges as judge_services
@@ -335,7 +335,7 @@ def _run_out(run: JudgeRun, limit: int = 100, offset: int = 0) -> dict:
             {
                 "claim": verdict.claim_id,
                 "judgment": verdict.judgment,
-                "answers_question": getattr(verdict, "answers_question", None),
+                "answers_question": verdict.answers_question,
                 "evidence": verdict.evidence,
                 "unsupported_spans": verdict.unsupported_spans,
                 "wrong_citation_passage": verdict.wrong_citation_passage,
@@ -443,3 +443,41 @@ def judge_accept(request: HttpRequest, judge_id: int, payload: AcceptIn) -> dict
         "kappa_low": acceptance.kappa_low,
         "kappa_high": acceptance.kappa_high,
     }
+
+
+# ------------------------------------------------------------------------------ answering
+
+
+class AnsweringIn(Schema):
+    value: bool = True
+
+
+class AnsweringOut(Schema):
+    claim: int
+    answers_question: bool
+    changed: bool
+
+
+@api.put(
+    "/claims/{claim_id}/answers-question",
+    response=AnsweringOut,
+    tags=["answers and claims"],
+    url_name="claim-answers-question",
+)
+def claim_answers_question(request: HttpRequest, claim_id: int, payload: AnsweringIn) -> dict:
+    """Mark a top-level claim as answering the question (or unmark it), as the claims list's
+    bulk mark does: the criterion "no claim that answers the question is backed only
+    partially" reads it."""
+    claim = Claim.objects.select_related("answer").filter(pk=claim_id).first()
+    if claim is None:
+        raise HttpError(404, "No such claim.")
+    # The set lookup decides whether this caller may see the claim at all (404 otherwise).
+    audit_set = access.get_set_for_lead(request, claim.answer.audit_set_id)
+    if claim.parent_id is not None:
+        raise HttpError(
+            422, "Invalid request: claim_id: only a top-level claim answers the question."
+        )
+    changed = services.claims_mark_answering(
+        audit_set=audit_set, claim_ids=[claim.pk], value=payload.value
+    )
+    return {"claim": claim.pk, "answers_question": payload.value, "changed": bool(changed)}
