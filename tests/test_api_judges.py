@@ -4,6 +4,10 @@ leads may act, a token limited elsewhere finds nothing, and a key's value is nev
 
 from __future__ import annotations
 
+import json
+import time
+
+import httpx2
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -22,9 +26,12 @@ from audit.models import (
 )
 from audit.selectors.decision import decision_report
 from audit.services import judges as judge_services
+from citeaudit_client import Client as CiteauditClient
+from citeaudit_client import Conflict
 from tests.conftest import api_client, refund_set_with_gold, run_queued_jobs
 from tests.factories import AuditSetFactory, UserFactory
 from tests.test_judges import AGREE
+from tests.test_python_client import _answers
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback", "small_gold_floor")]
 
@@ -428,3 +435,78 @@ def test_only_a_lead_of_the_set_may_mark_a_claim_as_answering(refunds, lead, rev
 
     assert codes == [403, 404, 403]
     assert not Claim.objects.filter(answers_question=True).exists()
+
+
+# ------------------------------------------------------------------------------ the client
+
+
+def test_the_client_sends_each_judge_call_to_its_endpoint():
+    ok = httpx2.Response(200, json={"id": 4})
+    transport, calls = _answers(*[ok] * 9)
+    with CiteauditClient("http://citeaudit.test", "t", transport=transport) as client:
+        client.judges(1)
+        client.judge_create(1, "house", "https://llm.example.org/v1", "m", temperature=0.2)
+        client.judge_version(4, template="Judge $claim.")
+        client.judge_threshold(4, 0.6, 30)
+        client.judge_run_read(7, limit=10)
+        client.judge_calibration(4, version=2)
+        client.judge_accept(4, version=2)
+        client.judge_accept(4)
+        client.answers_question(12, value=False)
+
+    sent = [(c.method, c.url.path, c.url.query.decode()) for c in calls]
+    assert sent == [
+        ("GET", "/api/v1/sets/1/judges", ""),
+        ("POST", "/api/v1/sets/1/judges", ""),
+        ("POST", "/api/v1/judges/4/versions", ""),
+        ("PUT", "/api/v1/judges/4/threshold", ""),
+        ("GET", "/api/v1/judge-runs/7", "limit=10&offset=0"),
+        ("GET", "/api/v1/judges/4/calibration", "version=2"),
+        ("POST", "/api/v1/judges/4/accept", ""),
+        ("POST", "/api/v1/judges/4/accept", ""),
+        ("PUT", "/api/v1/claims/12/answers-question", ""),
+    ]
+    bodies = [json.loads(c.read() or b"null") for c in calls]
+    assert bodies[1] == {
+        "name": "house",
+        "base_url": "https://llm.example.org/v1",
+        "model": "m",
+        "temperature": 0.2,
+    }
+    assert bodies[2] == {"template": "Judge $claim."}
+    assert bodies[3] == {"min_kappa": 0.6, "min_gold": 30}
+    assert bodies[6:] == [{"version": 2}, {}, {"value": False}]
+
+
+def test_judge_run_with_wait_polls_its_job_then_reads_the_run_again(monkeypatch):
+    pauses: list[float] = []
+    monkeypatch.setattr(time, "sleep", pauses.append)
+    queued = {"id": 7, "job": 5, "status": "queued", "verdicts": 0}
+    done = {"id": 7, "job": 5, "status": "succeeded", "verdicts": 3}
+    transport, calls = _answers(
+        httpx2.Response(202, json=queued),
+        httpx2.Response(200, json={"id": 5, "status": "running", "done": 1, "total": 3}),
+        httpx2.Response(200, json={"id": 5, "status": "succeeded", "done": 3, "total": 3}),
+        httpx2.Response(200, json=done),
+    )
+    with CiteauditClient("http://citeaudit.test", "t", transport=transport) as client:
+        run = client.judge_run(4, "system", "rag-v1", wait=True, poll=0.5)
+
+    assert run == done
+    assert [(c.method, c.url.path) for c in calls] == [
+        ("POST", "/api/v1/judges/4/runs"),
+        ("GET", "/api/v1/jobs/5"),
+        ("GET", "/api/v1/jobs/5"),
+        ("GET", "/api/v1/judge-runs/7"),
+    ]
+    assert json.loads(calls[0].read()) == {"subset": "system", "system": "rag-v1"}
+    assert pauses == [0.5]
+
+
+def test_a_refused_judge_call_raises_the_clients_error_with_the_servers_reason():
+    transport, _calls = _answers(
+        httpx2.Response(409, json={"detail": "Not accepted: 3 gold claims; the threshold needs 4"})
+    )
+    client = CiteauditClient("http://citeaudit.test", "t", transport=transport)
+    with client, pytest.raises(Conflict, match="the threshold needs 4"):
+        client.judge_accept(4)
