@@ -510,3 +510,16 @@ def test_a_refused_judge_call_raises_the_clients_error_with_the_servers_reason()
     client = CiteauditClient("http://citeaudit.test", "t", transport=transport)
     with client, pytest.raises(Conflict, match="the threshold needs 4"):
         client.judge_accept(4)
+
+
+def test_a_new_version_with_a_null_name_is_a_422_naming_it(refunds, lead, fake_llm):
+    audit_set, _claims = refunds
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+
+    response = api_client(lead).post(
+        f"/api/v1/judges/{judge.pk}/versions", {"name": None}, content_type="application/json"
+    )
+
+    assert response.status_code == 422 and "body.name" in response.json()["detail"]
+    judge.refresh_from_db()
+    assert judge.name == "house"

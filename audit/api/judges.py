@@ -278,6 +278,11 @@ def judge_version(request: HttpRequest, judge_id: int, payload: JudgePatch) -> d
     """Change a judge's settings; a new template, model or temperature makes a new version."""
     judge = _judge_for_lead(request, judge_id)
     changes = payload.dict(exclude_unset=True)
+    # Only the price may be cleared; null for any other field is refused, naming it.
+    cleared = sorted(name for name, value in changes.items() if value is None)
+    if any(name != "price_per_million" for name in cleared):
+        names = ", ".join(f"body.{name}" for name in cleared if name != "price_per_million")
+        raise HttpError(422, f"Invalid request: {names}: may not be null.")
     template = changes.pop("template", None)
     if template is None:
         template = judge_services.judge_current_version(judge).template
