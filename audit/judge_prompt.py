@@ -31,6 +31,7 @@ Reply with one JSON object and nothing else:
   "evidence": [numbers of the sentences above that support the claim],
   "unsupported_spans": [exact words of the claim that no sentence supports],
   "wrong_citation_passage": the number of an uncited passage that supports the claim, or null,
+  "answers_question": true if the claim states what the question asks, else false,
   "rationale": "one or two sentences"
 }
 "supported" and "partially_supported" need at least one evidence sentence;
@@ -112,6 +113,9 @@ class JudgeReply:
     unsupported_spans: tuple[dict, ...]  # {"text", "start", "end"} in the claim
     wrong_citation_passage: int | None
     rationale: str
+    # Whether the claim states what the question asks; None where the reply did not say
+    # (templates written before it was asked for).
+    answers_question: bool | None = None
 
 
 class ReplyError(ValueError):
@@ -235,12 +239,16 @@ def check_reply(content: str | None, claim: ClaimPrompt) -> JudgeReply:
     rationale = data.get("rationale", "")
     if not isinstance(rationale, str):
         raise ReplyError("rationale is not text.")
+    answers = data.get("answers_question")
+    if answers is not None and not isinstance(answers, bool):
+        raise ReplyError(f"answers_question {_clip(repr(answers))} is not true or false.")
     return JudgeReply(
         judgment=judgment,
         evidence=tuple(evidence),
         unsupported_spans=tuple(found),
         wrong_citation_passage=passage,
         rationale=rationale.strip()[:MAX_RATIONALE],
+        answers_question=answers,
     )
 
 

@@ -9,11 +9,12 @@ import itertools
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
+from django.test import Client, override_settings
 
 from audit import services
 from audit.api import api
-from audit.models import Assignment, AuditSet, Claim, Job, Membership, Workspace
+from audit.models import Assignment, AuditSet, Claim, Job, JudgeRun, Membership, Workspace
+from audit.services import judges as judge_services
 from tests.conftest import FIXTURES, api_client, import_file
 from tests.factories import UserFactory, default_workspace
 
@@ -57,6 +58,18 @@ MATRIX: dict[tuple[str, str], tuple[int, int, int, int, int]] = {
     ("/api/v1/sets/{set_id}/controls", "POST"): (NO, 403, 403, 200, RO),
     ("/api/v1/sets/{set_id}/adjudication", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/compare", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/judges", "GET"): (NO, 403, 403, 200, 200),
+    # A loopback URL the egress rules refuse: the lead is told why (body.base_url).
+    ("/api/v1/sets/{set_id}/judges", "POST"): (NO, 403, 403, 422, RO),
+    ("/api/v1/judges/{judge_id}", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/judges/{judge_id}/versions", "POST"): (NO, 403, 403, 422, RO),
+    ("/api/v1/judges/{judge_id}/threshold", "PUT"): (NO, 403, 403, 200, RO),
+    # The judge's URL is refused, so it cannot run; and it has no calibration to accept.
+    ("/api/v1/judges/{judge_id}/runs", "POST"): (NO, 403, 403, 409, RO),
+    ("/api/v1/judge-runs/{run_id}", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/judges/{judge_id}/calibration", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/judges/{judge_id}/accept", "POST"): (NO, 403, 403, 409, RO),
+    ("/api/v1/claims/{claim_id}/answers-question", "PUT"): (NO, 403, 403, 200, RO),
 }
 # The schema and its docs page are public: they describe the API, not any data.
 PUBLIC = ("/api/v1/openapi.json", "/api/v1/docs")
@@ -81,6 +94,22 @@ def world(lead):
     claim = Claim.objects.filter(assignments__reviewer=reviewer_a).order_by("pk").first()
     assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
     job = Job.objects.create(kind=Job.Kind.IMPORT, audit_set=audit_set, token="api-matrix")
+    # Set up while loopback is allowed; the requests then find its URL refused.
+    with override_settings(EGRESS_ALLOW=["127.0.0.1"]):
+        judge = judge_services.judge_create(
+            audit_set=audit_set,
+            fields={
+                "name": "matrix",
+                "base_url": "http://127.0.0.1:9/v1",
+                "model": "m",
+                "min_kappa": 0.0,
+                "min_gold": 30,
+            },
+            user=lead,
+        )
+    run = JudgeRun.objects.create(
+        judge=judge, version=judge_services.judge_current_version(judge), claim_ids=[]
+    )
     return {
         "clients": {
             "anonymous": Client(),
@@ -89,7 +118,14 @@ def world(lead):
             "lead": api_client(lead),
             "read_only": api_client(lead, scope="read"),
         },
-        "ids": {"set_id": audit_set.pk, "claim_id": claim.pk, "job_id": job.pk, "fmt": "jsonl"},
+        "ids": {
+            "set_id": audit_set.pk,
+            "claim_id": claim.pk,
+            "job_id": job.pk,
+            "fmt": "jsonl",
+            "judge_id": judge.pk,
+            "run_id": run.pk,
+        },
         "set": audit_set,
     }
 
@@ -103,6 +139,10 @@ def _request(client: Client, path: str, method: str, world: dict):
     if path == "/api/v1/sets":
         body = {"name": f"Matrix {next(_names)}"}
         return client.post(url, body, content_type="application/json")
+    if method == "PUT" and path.endswith("/threshold"):
+        return client.put(url, {"min_kappa": 0.5, "min_gold": 30}, content_type="application/json")
+    if method == "PUT" and path.endswith("/answers-question"):
+        return client.put(url, {"value": True}, content_type="application/json")
     if method == "PATCH":
         return client.patch(url, {"description": "x"}, content_type="application/json")
     if path == "/api/v1/imports":
@@ -122,6 +162,10 @@ def _request(client: Client, path: str, method: str, world: dict):
         "/reviewers": {"reviewers": ["rev_a", "rev_b"], "overlap": 1},
         "/reviewers/replace": {"leaving": "rev_a", "joining": "rev_a"},
         "/controls": {"claims": [world["ids"]["claim_id"]]},
+        "/judges": {"name": "new", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+        "/versions": {"max_concurrency": 3},
+        "/runs": {"subset": "all"},
+        "/accept": {},
     }
     for end, body in bodies.items():
         if path.endswith(end):
@@ -194,7 +238,9 @@ def test_workspaces_bound_every_operation(world):
     clients = {"lead_b": api_client(lead_b), "stranger": api_client(UserFactory(username="nobody"))}
 
     for (path, method), statuses in MATRIX.items():
-        if not any(key in path for key in ("{set_id}", "{claim_id}", "{job_id}")):
+        if not any(
+            key in path for key in ("{set_id}", "{claim_id}", "{job_id}", "{judge_id}", "{run_id}")
+        ):
             continue
         lead_only = statuses[1] == 403  # reviewer A is refused as a non-lead
         got = {

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from audit.judge_prompt import (
     DEFAULT_TEMPLATE,
+    REPLY_FORMAT,
     ClaimPrompt,
     PassageText,
     ReplyError,
@@ -81,6 +82,7 @@ def test_a_valid_reply_becomes_spans():
             "unsupported span 'forty' is not in the claim",
         ),
         ('{"judgment": "unclear", "rationale": 3}', "rationale is not text"),
+        ('{"judgment": "unclear", "answers_question": "yes"}', "answers_question 'yes' is not"),
         (None, "The reply is not JSON"),
     ],
 )
@@ -89,6 +91,20 @@ def test_an_invalid_reply_is_refused_naming_why(content, message):
         check_reply(content, CLAIM)
 
     assert message in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("said", "read"),
+    [(', "answers_question": true', True), (', "answers_question": false', False), ("", None)],
+)
+def test_answers_question_is_read_when_the_reply_says_it(said, read):
+    reply = check_reply('{"judgment": "unclear"' + said + "}", CLAIM)
+
+    assert reply.answers_question is read
+
+
+def test_the_reply_format_asks_whether_the_claim_answers_the_question():
+    assert '"answers_question": true if the claim states what the question asks' in REPLY_FORMAT
 
 
 @given(st.text(max_size=200))

@@ -156,6 +156,9 @@ class JudgeVerdict(models.Model):
     evidence = models.JSONField(default=list, blank=True)
     unsupported_spans = models.JSONField(default=list, blank=True)
     wrong_citation_passage = models.PositiveIntegerField(null=True, blank=True)
+    # The judge's word on whether the claim states what the question asks; null where its
+    # reply did not say.
+    answers_question = models.BooleanField(null=True, blank=True)
     rationale = models.TextField(blank=True)
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)

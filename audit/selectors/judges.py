@@ -242,7 +242,14 @@ def judge_filled_labels(
         JudgeVerdict.objects.filter(run__version=accepted.version, claim__in=open_claims)
         .exclude(judgment="")
         .order_by("run_id", "pk")
-        .values("claim_id", "judgment", "evidence", "unsupported_spans", "wrong_citation_passage")
+        .values(
+            "claim_id",
+            "judgment",
+            "evidence",
+            "unsupported_spans",
+            "wrong_citation_passage",
+            "answers_question",
+        )
     ):
         if row["claim_id"] in wanted:
             latest[row["claim_id"]] = row
@@ -260,6 +267,9 @@ def judge_filled_labels(
                 evidence=evidence_spans(row["evidence"]),
                 wrong_citation_passage=row["wrong_citation_passage"],
                 unsupported=assertion_texts(row["unsupported_spans"]),
+                # A claim marked by a lead stays marked; the judge may mark one too, so that
+                # "no claim that answers the question is backed only partially" can fail.
+                answers_question=label.answers_question or bool(row["answers_question"]),
             )
         )
     return JudgeFill(acceptance=accepted, labels=filled, filled=frozenset(latest))

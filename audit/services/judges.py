@@ -588,6 +588,7 @@ def _store(run: JudgeRun, claim_id: int, outcome: Outcome) -> None:
         else [],
         "unsupported_spans": list(reply.unsupported_spans) if reply else [],
         "wrong_citation_passage": reply.wrong_citation_passage if reply else None,
+        "answers_question": reply.answers_question if reply else None,
         "rationale": reply.rationale if reply else "",
         "error": outcome.error,
         "attempts": outcome.attempts,

@@ -387,6 +387,82 @@ class Client:
         or `import:<id>` (`runs` lists them); left out, the two latest systems."""
         return self._get(f"sets/{self._set_id(set)}/compare", a=a, b=b)
 
+    # ------------------------------------------------------------------- automatic judges
+
+    def judges(self, set: SetRef) -> list[dict[str, Any]]:  # noqa: A002
+        """The set's automatic judges: settings (`api_key_env` names the key's variable,
+        never its value), threshold, `current_version`, `versions` and `refusal`."""
+        return self._get(f"sets/{self._set_id(set)}/judges")
+
+    def judge_create(
+        self,
+        set: SetRef,  # noqa: A002
+        name: str,
+        base_url: str,
+        model: str,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """Set up a judge: optional `api_key_env` (a CITEAUDIT_JUDGE_KEY_<NAME> variable),
+        `temperature`, `max_concurrency`, `timeout_seconds`, `price_per_million`,
+        `template` (the default prompt if left out). Returns the judge."""
+        body = {"name": name, "base_url": base_url, "model": model, **fields}
+        return self._request("POST", f"sets/{self._set_id(set)}/judges", json=body).json()
+
+    def judge_version(self, judge: int, **fields: Any) -> dict[str, Any]:
+        """Change a judge's settings (`template`, `model`, `temperature`, …); a new
+        template, model or temperature makes a new version. Returns the judge."""
+        return self._request("POST", f"judges/{judge}/versions", json=fields).json()
+
+    def judge_threshold(self, judge: int, min_kappa: float, min_gold: int) -> dict[str, Any]:
+        """Write down the threshold a version must meet to be accepted (after the first run
+        it may only tighten). Returns the judge."""
+        body = {"min_kappa": min_kappa, "min_gold": min_gold}
+        return self._request("PUT", f"judges/{judge}/threshold", json=body).json()
+
+    def judge_run(
+        self,
+        judge: int,
+        subset: str = "all",
+        system: str | None = None,
+        *,
+        wait: bool = False,
+        poll: float = 1.0,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Queue a run of the judge's current version on `subset` ("all", "unreviewed",
+        "controls", or "system" with `system`). With `wait=True` its job is polled until it
+        ends and the run is read again (status, counts, the first verdicts)."""
+        body: dict[str, Any] = {"subset": subset}
+        if system is not None:
+            body["system"] = system
+        run = self._request("POST", f"judges/{judge}/runs", json=body).json()
+        if wait and run.get("job") is not None:
+            self.job_wait(run["job"], poll=poll, timeout=timeout)
+            run = self.judge_run_read(run["id"])
+        return run
+
+    def judge_run_read(self, run: int, *, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+        """A run: its job's `status`, `verdicts` and `errors` counted, and a page of its
+        verdicts (`items`)."""
+        return self._get(f"judge-runs/{run}", limit=limit, offset=offset)
+
+    def judge_calibration(self, judge: int, version: int | None = None) -> dict[str, Any]:
+        """A version's agreement with gold (the current one if left out): `n_gold`, `kappa`
+        with `kappa_low`/`kappa_high`, `accuracy`, `meets_threshold` and `why`."""
+        return self._get(f"judges/{judge}/calibration", version=version)
+
+    def judge_accept(self, judge: int, version: int | None = None) -> dict[str, Any]:
+        """Accept a version for its set if it meets the written threshold (Conflict with
+        the reason otherwise)."""
+        body = {"version": version} if version is not None else {}
+        return self._request("POST", f"judges/{judge}/accept", json=body).json()
+
+    def answers_question(self, claim: int, value: bool = True) -> dict[str, Any]:
+        """Mark a top-level claim as answering the question (`value=False` unmarks it)."""
+        return self._request(
+            "PUT", f"claims/{claim}/answers-question", json={"value": value}
+        ).json()
+
     # ----------------------------------------------------------------------- runs, jobs
 
     def push(
