@@ -16,9 +16,10 @@ from ninja.responses import Status
 from pydantic import Field
 
 from audit import selectors, services
-from audit.api.base import MAX_LIMIT, api
+from audit.api.base import MAX_LIMIT, api, refusals
 from audit.judge_calibration import Calibration, Interval, meets
 from audit.models import Claim, Judge, JudgeRun, JudgeVersion
+from audit.problems import FieldInvalid
 from audit.selectors import judges as judge_selectors
 from audit.services import JobRefused, jobs_reap_stale
 from audit.services import judges as judge_services
@@ -231,14 +232,19 @@ def _judge_out(judge: Judge) -> dict:
     }
 
 
-def _refused(refusal: judge_services.JudgeRefused) -> HttpError:
-    return HttpError(422, f"Invalid request: body.{refusal.field}: {refusal}")
+def _refused(refusal: judge_services.JudgeRefused) -> FieldInvalid:
+    return FieldInvalid(f"body.{refusal.field}", str(refusal))
 
 
 # ------------------------------------------------------------------------------ judges
 
 
-@api.get("/sets/{set_id}/judges", response=list[JudgeOut], tags=["judges"], url_name="judges")
+@api.get(
+    "/sets/{set_id}/judges",
+    response={200: list[JudgeOut], **refusals(403, 404, 422)},
+    tags=["judges"],
+    url_name="judges",
+)
 def judges(request: HttpRequest, set_id: int) -> list[dict]:
     """The set's judges, as the judges page lists them."""
     audit_set = access.get_set_for_lead(request, set_id)
@@ -247,7 +253,7 @@ def judges(request: HttpRequest, set_id: int) -> list[dict]:
 
 @api.post(
     "/sets/{set_id}/judges",
-    response={201: JudgeOut},
+    response={201: JudgeOut, **refusals(403, 404, 409, 422)},
     tags=["judges"],
     url_name="judges-create",
 )
@@ -266,13 +272,21 @@ def judge_create(request: HttpRequest, set_id: int, payload: JudgeIn) -> Status:
     return Status(201, _judge_out(judge))
 
 
-@api.get("/judges/{judge_id}", response=JudgeOut, tags=["judges"], url_name="judge")
+@api.get(
+    "/judges/{judge_id}",
+    response={200: JudgeOut, **refusals(403, 404, 422)},
+    tags=["judges"],
+    url_name="judge",
+)
 def judge(request: HttpRequest, judge_id: int) -> dict:
     return _judge_out(_judge_for_lead(request, judge_id))
 
 
 @api.post(
-    "/judges/{judge_id}/versions", response=JudgeOut, tags=["judges"], url_name="judge-version"
+    "/judges/{judge_id}/versions",
+    response={200: JudgeOut, **refusals(403, 404, 409, 422)},
+    tags=["judges"],
+    url_name="judge-version",
 )
 def judge_version(request: HttpRequest, judge_id: int, payload: JudgePatch) -> dict:
     """Change a judge's settings; a new template, model or temperature makes a new version."""
@@ -282,7 +296,7 @@ def judge_version(request: HttpRequest, judge_id: int, payload: JudgePatch) -> d
     cleared = sorted(name for name, value in changes.items() if value is None)
     if any(name != "price_per_million" for name in cleared):
         names = ", ".join(f"body.{name}" for name in cleared if name != "price_per_million")
-        raise HttpError(422, f"Invalid request: {names}: may not be null.")
+        raise FieldInvalid(names, "may not be null.")
     template = changes.pop("template", None)
     if template is None:
         template = judge_services.judge_current_version(judge).template
@@ -299,7 +313,10 @@ def judge_version(request: HttpRequest, judge_id: int, payload: JudgePatch) -> d
 
 
 @api.put(
-    "/judges/{judge_id}/threshold", response=JudgeOut, tags=["judges"], url_name="judge-threshold"
+    "/judges/{judge_id}/threshold",
+    response={200: JudgeOut, **refusals(403, 404, 422)},
+    tags=["judges"],
+    url_name="judge-threshold",
 )
 def judge_threshold(request: HttpRequest, judge_id: int, payload: ThresholdIn) -> dict:
     """Write down the acceptance threshold; after the first run it may only tighten."""
@@ -309,7 +326,7 @@ def judge_threshold(request: HttpRequest, judge_id: int, payload: ThresholdIn) -
             judge=judge, min_kappa=payload.min_kappa, min_gold=payload.min_gold, user=request.user
         )
     except judge_services.JudgeError as refusal:
-        raise HttpError(422, f"Invalid request: body: {refusal}") from None
+        raise FieldInvalid("body", str(refusal)) from None
     judge.refresh_from_db()
     return _judge_out(judge)
 
@@ -356,13 +373,16 @@ def _run_out(run: JudgeRun, limit: int = 100, offset: int = 0) -> dict:
 
 
 @api.post(
-    "/judges/{judge_id}/runs", response={202: RunOut}, tags=["judges"], url_name="judge-run-start"
+    "/judges/{judge_id}/runs",
+    response={202: RunOut, **refusals(403, 404, 409, 422)},
+    tags=["judges"],
+    url_name="judge-run-start",
 )
 def judge_run(request: HttpRequest, judge_id: int, payload: RunIn) -> Status:
     """Queue a run of the judge's current version on a subset of the set's claims (a job)."""
     judge = _judge_for_lead(request, judge_id)
     if payload.subset == JudgeRun.Subset.SYSTEM and not payload.system:
-        raise HttpError(422, "Invalid request: body.system: choose the system.")
+        raise FieldInvalid("body.system", "choose the system.")
     try:
         run = judge_services.judge_run_start(
             judge=judge, subset=payload.subset, system=payload.system, user=request.user
@@ -375,7 +395,12 @@ def judge_run(request: HttpRequest, judge_id: int, payload: RunIn) -> Status:
     return Status(202, _run_out(run))
 
 
-@api.get("/judge-runs/{run_id}", response=RunOut, tags=["judges"], url_name="judge-run")
+@api.get(
+    "/judge-runs/{run_id}",
+    response={200: RunOut, **refusals(403, 404, 422)},
+    tags=["judges"],
+    url_name="judge-run",
+)
 def judge_run_read(request: HttpRequest, run_id: int, query: Query[RunQuery]) -> dict:
     """A run: its job's status, counts, and a page of its verdicts (errors included)."""
     jobs_reap_stale()
@@ -392,7 +417,7 @@ def _low_high(interval: Interval) -> tuple[float | None, float | None]:
 
 @api.get(
     "/judges/{judge_id}/calibration",
-    response=CalibrationOut,
+    response={200: CalibrationOut, **refusals(403, 404, 422)},
     tags=["judges"],
     url_name="judge-calibration",
 )
@@ -430,7 +455,12 @@ def _figures(calibration: Calibration) -> dict:
     }
 
 
-@api.post("/judges/{judge_id}/accept", response=AcceptOut, tags=["judges"], url_name="judge-accept")
+@api.post(
+    "/judges/{judge_id}/accept",
+    response={200: AcceptOut, **refusals(403, 404, 409, 422)},
+    tags=["judges"],
+    url_name="judge-accept",
+)
 def judge_accept(request: HttpRequest, judge_id: int, payload: AcceptIn) -> dict:
     """Accept a version (the current one unless named) if it meets the written threshold; it
     replaces any version accepted before in the set."""
@@ -465,7 +495,7 @@ class AnsweringOut(Schema):
 
 @api.put(
     "/claims/{claim_id}/answers-question",
-    response=AnsweringOut,
+    response={200: AnsweringOut, **refusals(403, 404, 422)},
     tags=["answers and claims"],
     url_name="claim-answers-question",
 )
@@ -479,9 +509,7 @@ def claim_answers_question(request: HttpRequest, claim_id: int, payload: Answeri
     # The set lookup decides whether this caller may see the claim at all (404 otherwise).
     audit_set = access.get_set_for_lead(request, claim.answer.audit_set_id)
     if claim.parent_id is not None:
-        raise HttpError(
-            422, "Invalid request: claim_id: only a top-level claim answers the question."
-        )
+        raise FieldInvalid("claim_id", "only a top-level claim answers the question.")
     changed = services.claims_mark_answering(
         audit_set=audit_set, claim_ids=[claim.pk], value=payload.value
     )
