@@ -510,3 +510,34 @@ def test_deleting_a_set_in_the_admin_leaves_none_of_its_judges_raters(
     assert not Rater.objects.filter(pk=rater.pk).exists()
     assert Rater.objects.filter(pk=kept.version.rater_id).exists()
     assert RaterLabel.objects.filter(rater=kept.version.rater).count() == 3
+
+
+def test_judge_pages_number_runs_per_judge_say_a_run_failed_on_every_claim_and_the_standing(
+    refund, lead, fake_llm, client_for
+):
+    """A run that judged nothing reads as failed, not "Finished"; runs count per judge; the
+    judge page says whether its version meets the threshold."""
+    audit_set, claims = refund
+    for claim in claims:
+        fake_llm.behaviour[claim.text] = fake.NOT_JSON
+    other = _judge(audit_set, lead, fake_llm.base_url, name="other")
+    _run(other, lead)
+    judge = _judge(audit_set, lead, fake_llm.base_url)
+    failed = _run(judge, lead)
+    for claim, reply in zip(claims, AGREE, strict=True):
+        fake_llm.behaviour[claim.text] = reply
+    good = _run(judge, lead)
+
+    page = client_for(lead)
+    failed_page = page.get(reverse("audit:judge-run-detail", args=[failed.pk])).text
+    detail = page.get(reverse("audit:judge-detail", args=[judge.pk])).text
+
+    assert "Failed on every claim (3 errors)" in failed_page
+    assert "<h1>Run 1 of house" in failed_page
+    assert "<h1>Run 2 of house" in page.get(reverse("audit:judge-run-detail", args=[good.pk])).text
+    # The other judge's run came first, yet this judge's runs are its 1 and 2.
+    assert ">Run 1</a>" in detail and ">Run 2</a>" in detail
+    assert ">Run 3</a>" not in detail
+    assert 'id="judge-standing"' in detail
+    # Three gold claims against a floor of three and min κ 0: the good run meets it.
+    assert "v1 meets its threshold</strong>: κ’s interval starts at" in detail

@@ -273,3 +273,25 @@ def judge_filled_labels(
             )
         )
     return JudgeFill(acceptance=accepted, labels=filled, filled=frozenset(latest))
+
+
+def run_numbers(*, judge: Judge) -> dict[int, int]:
+    """Each run's number among its judge's runs (run id → 1, 2, …): run numbers count per
+    judge, not across the set's judges."""
+    ids = judge.runs.order_by("pk").values_list("pk", flat=True)
+    return {pk: number for number, pk in enumerate(ids, start=1)}
+
+
+def run_outcome(*, run: JudgeRun, cost: RunCost) -> str:
+    """A run's state as its pages say it: a finished job whose every claim failed is not
+    simply "Finished"."""
+    if run.job is None:
+        return ""
+    status = run.job.get_status_display()
+    if not run.job.finished or run.job.status != run.job.Status.SUCCEEDED:
+        return status
+    if cost.errors and not cost.judged:
+        return f"Failed on every claim ({cost.errors} error{'s' if cost.errors != 1 else ''})"
+    if cost.errors:
+        return f"{status} with {cost.errors} error{'s' if cost.errors != 1 else ''}"
+    return status

@@ -110,14 +110,18 @@ def judge_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 def _detail_context(judge: Judge, form: JudgeForm | None = None, **extra) -> dict:
     current = judge_services.judge_current_version(judge)
     runs = list(judge.runs.select_related("version", "job")[:20])
-    rows = [
-        (
-            run,
-            judge_selectors.run_cost(run=run),
-            selectors.job_progress(run.job) if run.job else None,
-        )
-        for run in runs
-    ]
+    numbers = judge_selectors.run_numbers(judge=judge)
+    rows = []
+    for run in runs:
+        cost = judge_selectors.run_cost(run=run)
+        run.number = numbers[run.pk]
+        run.outcome = judge_selectors.run_outcome(run=run, cost=cost)
+        rows.append((run, cost, selectors.job_progress(run.job) if run.job else None))
+    standing = None
+    if judge.has_threshold:
+        # Whether the current version meets its threshold, as its calibration page says.
+        overall, _splits = judge_selectors.judge_calibration(version=current)
+        standing = meets(judge_services.judge_threshold(judge), overall)
     systems = selectors.set_systems(audit_set=judge.audit_set)
     return {
         "audit_set": judge.audit_set,
@@ -132,6 +136,7 @@ def _detail_context(judge: Judge, form: JudgeForm | None = None, **extra) -> dic
         "threshold_changes": judge.threshold_changes.select_related("by"),
         "run_form": JudgeRunForm(systems=systems),
         "rows": rows,
+        "standing": standing,
         "polling": any(run.job and not run.job.finished for run in runs),
         "refusal": judge_services.judge_refusal(judge),
         **extra,
@@ -208,12 +213,15 @@ def judge_run_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     jobs_reap_stale()
     run = _get_run_for_lead(request, pk)
     verdicts = run.verdicts.select_related("claim__answer").order_by("-error", "pk")[:500]
+    cost = judge_selectors.run_cost(run=run)
+    run.number = judge_selectors.run_numbers(judge=run.judge)[run.pk]
+    run.outcome = judge_selectors.run_outcome(run=run, cost=cost)
     ctx = {
         "audit_set": run.judge.audit_set,
         "here": "judges",
         "judge": run.judge,
         "run": run,
-        "cost": judge_selectors.run_cost(run=run),
+        "cost": cost,
         "progress": selectors.job_progress(run.job) if run.job else None,
         "verdicts": verdicts,
     }
