@@ -531,3 +531,15 @@ def test_job_wait_reports_progress_until_the_job_ends(capsys):
         "job 5 [" + "#" * 20 + "." * 10 + "] 4/6",
         "job 5 [" + "#" * 30 + "] 6/6",
     ]
+
+
+def test_a_push_refused_by_the_rate_limit_is_sent_again_after_its_retry_after(pauses):
+    limited = httpx2.Response(
+        429, headers={"Retry-After": "7"}, json={"detail": "Too many writes", "retry_after": 7}
+    )
+    created = httpx2.Response(201, json={"id": 4, "name": "run"})
+    transport, calls = _answers(limited, created)
+    with Client("http://citeaudit.test", "t", transport=transport, retries=2) as client:
+        assert client.set_create("run")["id"] == 4
+    assert [call.method for call in calls] == ["POST", "POST"]
+    assert pauses == [7.0]

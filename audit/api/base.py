@@ -24,6 +24,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from audit import services
+from audit.api.ratelimit import RateLimited, rate_count
 from audit.models import ApiToken, Workspace
 from audit.roles import lead_workspaces, limit_to_token, limited_set_id
 
@@ -43,6 +44,7 @@ class TokenAuth(HttpBearer):
             raise HttpError(401, str(rejected)) from None
         if found.scope != ApiToken.Scope.WRITE and request.method not in SAFE_METHODS:
             raise HttpError(403, "This token is read-only; make a read-write token to write.")
+        rate_count(token_id=found.pk, write=request.method not in SAFE_METHODS)
         limit_to_token(found.user, workspace_id=found.workspace_id, set_id=found.audit_set_id)
         request.user = found.user
         return found
@@ -94,6 +96,13 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
 def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     response = _error(request, "Authentication required: send Authorization: Bearer <token>.", 401)
     response["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+@api.exception_handler(RateLimited)
+def _rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
+    response = _error(request, str(exc), 429, retry_after=exc.retry_after)
+    response["Retry-After"] = str(exc.retry_after)
     return response
 
 
