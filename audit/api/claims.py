@@ -13,6 +13,7 @@ from ninja import Query
 
 from audit import selectors
 from audit.api.base import MAX_LIMIT, Page, api, cursor_page
+from audit.claims import claim_name
 from audit.models import ClaimCheck, ReviewStatus
 from audit.roles import is_lead, leads
 from audit.selectors import api as api_selectors
@@ -64,6 +65,11 @@ def _claim_row(lead: bool):
             "id": claim.pk,
             "answer": claim.answer_id,
             "answer_external_id": claim.answer_external_id,
+            "name": claim_name(
+                answer_id=claim.answer_external_id,
+                order=claim.order,
+                parent_order=claim.parent_order if claim.parent_id else None,
+            ),
             "system": claim.system,
             "parent": claim.parent_id,
             "order": claim.order,
@@ -146,6 +152,11 @@ def claim_detail(request: HttpRequest, claim_id: int) -> dict:
         "answer": claim.answer_id,
         "answer_external_id": claim.answer.external_id,
         "question_id": claim.answer.question.external_id,
+        "name": claim_name(
+            answer_id=claim.answer.external_id,
+            order=claim.order,
+            parent_order=claim.parent_order if claim.parent_id else None,
+        ),
         "system": claim.answer.system,
         "parent": claim.parent_id,
         "order": claim.order,

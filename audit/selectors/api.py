@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from django.db.models import Case, F, OuterRef, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
+from audit.claims import claim_name
 from audit.models import (
     Adjudication,
     Answer,
@@ -118,6 +119,7 @@ def _claim_fields(claims: QuerySet[Claim]) -> QuerySet[Claim]:
         "pk",
         "answer_id",
         "parent_id",
+        "parent_order",
         "order",
         "text",
         "start",
@@ -151,6 +153,7 @@ def api_gold(*, user, audit_set: AuditSet) -> Iterator[dict]:
             "claim__answer__question__external_id",
             "claim__answer__system",
             "claim__parent_id",
+            "claim__parent_order",
             "claim__order",
             "claim__text",
             "judgment",
@@ -173,6 +176,11 @@ def api_gold(*, user, audit_set: AuditSet) -> Iterator[dict]:
             "system": row["claim__answer__system"],
             "parent": row["claim__parent_id"],
             "order": row["claim__order"],
+            "name": claim_name(
+                answer_id=row["claim__answer__external_id"],
+                order=row["claim__order"],
+                parent_order=row["claim__parent_order"] if row["claim__parent_id"] else None,
+            ),
             "claim_text": row["claim__text"],
             "judgment": row["judgment"],
             "source": row["source"],
