@@ -543,3 +543,21 @@ def test_a_push_refused_by_the_rate_limit_is_sent_again_after_its_retry_after(pa
         assert client.set_create("run")["id"] == 4
     assert [call.method for call in calls] == ["POST", "POST"]
     assert pauses == [7.0]
+
+
+def test_pulls_send_their_filters_and_a_datetime_as_iso(pauses):
+    page = httpx2.Response(200, json={"items": [{"id": 1}], "next_cursor": None})
+    transport, calls = _answers(page, httpx2.Response(200, text='{"claim": 1}\n'))
+    since = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+    with Client("http://citeaudit.test", "t", transport=transport) as client:
+        assert list(client.sheets(3, updated_since=since, question="q1", batch=7)) == [{"id": 1}]
+        assert list(client.gold(3, updated_since="2026-12-01T09:30:00Z", system="v1")) == [
+            {"claim": 1}
+        ]
+    assert dict(calls[0].url.params) == {
+        "limit": "100",
+        "updated_since": "2026-12-01T09:30:00+00:00",
+        "question": "q1",
+        "batch": "7",
+    }
+    assert dict(calls[1].url.params) == {"updated_since": "2026-12-01T09:30:00Z", "system": "v1"}

@@ -4,6 +4,7 @@ token's owner may see."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -92,6 +93,8 @@ def claim_list(
     status: ClaimStatus | None = None,
     system: str = "",
     label: MachineLabel | None = None,
+    question: str = "",
+    batch: int | None = None,
     cursor: str = "",
     limit: int = Query(50, ge=1, le=MAX_LIMIT),
 ) -> dict:
@@ -105,6 +108,8 @@ def claim_list(
         status=str(status) if status else "",
         system=system,
         label=str(label) if label else "",
+        question=question,
+        batch=batch,
     )
     return cursor_page(
         rows, cursor=cursor, limit=limit, row=_claim_row(leads(request.user, audit_set))
@@ -172,13 +177,25 @@ def claim_detail(request: HttpRequest, claim_id: int) -> dict:
 def sheet_list(
     request: HttpRequest,
     set_id: int,
+    updated_since: datetime | None = None,
+    system: str = "",
+    question: str = "",
+    batch: int | None = None,
     cursor: str = "",
     limit: int = Query(50, ge=1, le=MAX_LIMIT),
 ) -> dict:
     """A lead: the set's sheets (none but their own on claims they still review); a
-    reviewer: their own sheets."""
+    reviewer: their own sheets. Filtered by when they were last written, the answer's
+    system, question id and import batch."""
     audit_set = access.get_set_for_user(request, set_id)
-    rows = api_selectors.api_sheets(user=request.user, audit_set=audit_set)
+    rows = api_selectors.api_sheets(
+        user=request.user,
+        audit_set=audit_set,
+        updated_since=updated_since,
+        system=system,
+        question=question,
+        batch=batch,
+    )
     return cursor_page(rows, cursor=cursor, limit=limit, row=_sheet_row)
 
 
@@ -188,11 +205,27 @@ def _ndjson(rows) -> Any:
 
 
 @api.get("/sets/{set_id}/gold", tags=["sheets and gold"], url_name="gold")
-def gold(request: HttpRequest, set_id: int) -> StreamingHttpResponse:
-    """Every gold record of the set as JSON Lines, streamed (leads)."""
+def gold(
+    request: HttpRequest,
+    set_id: int,
+    updated_since: datetime | None = None,
+    system: str = "",
+    question: str = "",
+    batch: int | None = None,
+) -> StreamingHttpResponse:
+    """Every gold record of the set as JSON Lines, streamed (leads); filtered by when it was
+    last written, the answer's system, question id and import batch."""
     audit_set = access.get_set_for_lead(request, set_id)
+    rows = api_selectors.api_gold(
+        user=request.user,
+        audit_set=audit_set,
+        updated_since=updated_since,
+        system=system,
+        question=question,
+        batch=batch,
+    )
     response = StreamingHttpResponse(
-        _ndjson(api_selectors.api_gold(user=request.user, audit_set=audit_set)),
+        _ndjson(rows),
         content_type="application/x-ndjson; charset=utf-8",
     )
     patch_cache_control(response, private=True, no_store=True)
