@@ -94,3 +94,37 @@ def test_a_bad_batch_is_422_naming_it(opened, lead):
     response = api_client(lead).get(f"/api/v1/sets/{opened.pk}/claims", {"batch": "x"})
     assert response.status_code == 422
     assert "batch" in response.json()["detail"]
+
+
+def test_a_claim_whose_sheet_is_submitted_after_a_time_is_pulled_since_then(
+    opened, lead, reviewer_a, reviewer_b
+):
+    url = f"/api/v1/sets/{opened.pk}/claims"
+    Claim.objects.update(updated_at=timezone.now() - timedelta(hours=1))
+    since = (timezone.now() - timedelta(minutes=1)).isoformat()
+    assert _items(api_client(lead).get(url, {"updated_since": since})) == []
+    claim = claim_at("hm-1-a", 0)
+    submit_sheet(reviewer_a, claim, "not_supported")
+    assert [c["id"] for c in _items(api_client(lead).get(url, {"updated_since": since}))] == [
+        claim.pk
+    ]
+    # Reviewer B reviews the same claim: A's submit must not show through the filter.
+    assert _items(api_client(reviewer_b).get(url, {"updated_since": since})) == []
+    mine = _items(api_client(reviewer_a).get(url, {"updated_since": since}))
+    assert [(c["id"], c["my_sheet"]) for c in mine] == [(claim.pk, "submitted")]
+    submit_sheet(reviewer_b, claim, "not_supported")
+    theirs = _items(api_client(reviewer_b).get(url, {"updated_since": since}))
+    assert [c["id"] for c in theirs] == [claim.pk]
+
+
+def test_a_lead_who_reviews_a_claim_sees_no_other_sheet_through_updated_since(
+    handmade, lead, reviewer_a
+):
+    from audit import services
+
+    services.review_open(audit_set=handmade, reviewers=[reviewer_a, lead], overlap=2, by=lead)
+    Claim.objects.update(updated_at=timezone.now() - timedelta(hours=1))
+    since = (timezone.now() - timedelta(minutes=1)).isoformat()
+    submit_sheet(reviewer_a, claim_at("hm-1-a", 0), "not_supported")
+    url = f"/api/v1/sets/{handmade.pk}/claims"
+    assert _items(api_client(lead).get(url, {"updated_since": since})) == []

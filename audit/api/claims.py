@@ -95,6 +95,7 @@ def claim_list(
     label: MachineLabel | None = None,
     question: str = "",
     batch: int | None = None,
+    updated_since: datetime | None = None,
     cursor: str = "",
     limit: int = Query(50, ge=1, le=MAX_LIMIT),
 ) -> dict:
@@ -110,6 +111,7 @@ def claim_list(
         label=str(label) if label else "",
         question=question,
         batch=batch,
+        updated_since=updated_since,
     )
     return cursor_page(
         rows, cursor=cursor, limit=limit, row=_claim_row(leads(request.user, audit_set))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 
-from django.db.models import Case, F, OuterRef, QuerySet, Subquery, Value, When
+from django.db.models import Case, F, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
 from audit.claims import claim_name
@@ -55,10 +55,15 @@ def api_claims(
     label: str = "",
     question: str = "",
     batch: int | None = None,
+    updated_since: datetime | None = None,
 ) -> QuerySet[Claim]:
     """A lead: every claim of the set, with its review status (a claim the lead still
     reviews reads "in review", as in the claims table). A reviewer: the claims assigned to
-    them, with their own sheet's status only (`my_sheet`: todo, draft or submitted)."""
+    them, with their own sheet's status only (`my_sheet`: todo, draft or submitted).
+
+    `updated_since`: a lead gets the claims changed since (the claim, its sheets or gold);
+    on a claim the user still reviews, as for a reviewer on every claim, only their own
+    sheet's changes count, so the filter tells nothing of another reviewer's sheet."""
     if leads(user, audit_set):
         return _lead_claims(
             user=user,
@@ -66,6 +71,7 @@ def api_claims(
             status=status,
             answers=_answers_of(audit_set=audit_set, system=system, question=question, batch=batch),
             label=label,
+            updated_since=updated_since,
         )
     own = AuditSheet.objects.filter(claim=OuterRef("pk"), reviewer=user).values("status")[:1]
     claims = Claim.objects.filter(
@@ -78,7 +84,13 @@ def api_claims(
         claims = claims.filter(answer_id__in=answers.values("pk"))
     if label:
         claims = claims.filter(machine_check__label=label)
+    if updated_since is not None:
+        claims = claims.filter(pk__in=_own_sheets_since(user, updated_since))
     return _claim_fields(claims)
+
+
+def _own_sheets_since(user, since: datetime) -> QuerySet:
+    return AuditSheet.objects.filter(reviewer=user, updated_at__gte=since).values("claim_id")
 
 
 def _answers_of(
@@ -97,7 +109,13 @@ def _answers_of(
 
 
 def _lead_claims(
-    *, user, audit_set: AuditSet, status: str, answers: QuerySet[Answer], label: str
+    *,
+    user,
+    audit_set: AuditSet,
+    status: str,
+    answers: QuerySet[Answer],
+    label: str,
+    updated_since: datetime | None = None,
 ) -> PageByKeysQuerySet:
     """A slice reads the page's keys, walking the claims' primary key from the cursor and
     stopping at the page, then the page's rows by key (PageByKeysQuerySet).
@@ -121,6 +139,9 @@ def _lead_claims(
     )
     if status:
         keys = keys.alias(shown_status=shown).filter(shown_status=status)
+    if updated_since is not None:
+        changed = Q(updated_at__gte=updated_since) & ~Q(pk__in=blind)
+        keys = keys.filter(changed | Q(pk__in=_own_sheets_since(user, updated_since)))
     if label:
         # Walked in claimcheck_label_claim_idx's order: a claim's key is its check's
         # claim_id, so the page needs no sort and a rare label no walk of the whole set.

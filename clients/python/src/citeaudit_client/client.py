@@ -505,11 +505,12 @@ class Client:
         *,
         question: str | None = None,
         batch: int | None = None,
+        updated_since: datetime | str | None = None,
         page_size: int = PAGE_SIZE,
     ) -> Iterator[dict[str, Any]]:
         """The set's claims (a reviewer: those assigned to them, with `my_sheet`), filtered
-        by review `status`, `system`, the matcher's `label`, the `question` id and the import
-        `batch`."""
+        by review `status`, `system`, the matcher's `label`, the `question` id, the import
+        `batch` and `updated_since` (changed since then)."""
         path = f"sets/{self._set_id(set)}/claims"
         yield from self._pages(
             path,
@@ -519,6 +520,9 @@ class Client:
             label=label,
             question=question,
             batch=batch,
+            updated_since=(
+                updated_since.isoformat() if isinstance(updated_since, datetime) else updated_since
+            ),
         )
 
     def claim(self, id: int) -> dict[str, Any]:  # noqa: A002
