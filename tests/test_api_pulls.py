@@ -128,3 +128,10 @@ def test_a_lead_who_reviews_a_claim_sees_no_other_sheet_through_updated_since(
     submit_sheet(reviewer_a, claim_at("hm-1-a", 0), "not_supported")
     url = f"/api/v1/sets/{handmade.pk}/claims"
     assert _items(api_client(lead).get(url, {"updated_since": since})) == []
+
+
+def test_a_batch_id_past_any_key_is_422_not_an_overflow(opened, lead):
+    url = f"/api/v1/sets/{opened.pk}/sheets"
+    response = api_client(lead).get(url, {"batch": 2**64})
+    assert response.status_code == 422
+    assert "batch" in response.json()["detail"]

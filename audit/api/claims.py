@@ -20,6 +20,9 @@ from audit.roles import is_lead, leads
 from audit.selectors import api as api_selectors
 from audit.views import access
 
+# The largest key a database column holds: a larger batch id is 422, not an overflow.
+MAX_BATCH_ID = 2**63 - 1
+
 ClaimStatus = StrEnum(
     "ClaimStatus",
     {code: code for code, _ in ReviewStatus.choices}
@@ -94,7 +97,7 @@ def claim_list(
     system: str = "",
     label: MachineLabel | None = None,
     question: str = "",
-    batch: int | None = None,
+    batch: int | None = Query(None, ge=1, le=MAX_BATCH_ID),
     updated_since: datetime | None = None,
     cursor: str = "",
     limit: int = Query(50, ge=1, le=MAX_LIMIT),
@@ -182,7 +185,7 @@ def sheet_list(
     updated_since: datetime | None = None,
     system: str = "",
     question: str = "",
-    batch: int | None = None,
+    batch: int | None = Query(None, ge=1, le=MAX_BATCH_ID),
     cursor: str = "",
     limit: int = Query(50, ge=1, le=MAX_LIMIT),
 ) -> dict:
@@ -213,7 +216,7 @@ def gold(
     updated_since: datetime | None = None,
     system: str = "",
     question: str = "",
-    batch: int | None = None,
+    batch: int | None = Query(None, ge=1, le=MAX_BATCH_ID),
 ) -> StreamingHttpResponse:
     """Every gold record of the set as JSON Lines, streamed (leads); filtered by when it was
     last written, the answer's system, question id and import batch."""
