@@ -17,7 +17,17 @@ from rapidfuzz import fuzz
 if TYPE_CHECKING:
     from audit.formats.records import AnswerRecord
 
+
 # Where a claim's text sits in its answer: the values of models.Claim.Location.
+def claim_name(*, answer_id: str, order: int, parent_order: int | None = None) -> str:
+    """How people name a claim: its answer's id and its 1-based place in the answer
+    ("refund-a1 claim 1"), an atomic claim its parent's place then its own ("refund-a1
+    claim 2.1"). Stable across databases, unlike the claim's key."""
+    if parent_order is None:
+        return f"{answer_id} claim {order + 1}"
+    return f"{answer_id} claim {parent_order + 1}.{order + 1}"
+
+
 LOCATION_SPLIT = "split"
 LOCATION_EXACT = "exact"
 LOCATION_FUZZY = "fuzzy"

@@ -47,6 +47,14 @@ class GateError(Exception):
     """Anything that keeps the gate from an answer: exit code 3."""
 
 
+def _claim_label(claim: dict) -> str:
+    """The claim's name ("refund-a1 claim 1") beside its id; servers before names had only
+    the answer's id."""
+    if claim.get("name"):
+        return f"{claim['name']} (id {claim['id']})"
+    return f"claim {claim['id']} of answer {claim['answer_external_id']}"
+
+
 def describe(decision: dict[str, Any]) -> str:
     """The decision as lines for a CI log: the verdict, any change of the criteria made
     after review started (who, when, why), each criterion's result with the claims failing
@@ -78,10 +86,7 @@ def describe(decision: dict[str, Any]) -> str:
         for claim in result.get("claims", []) if not result["passed"] else []:
             reason = f" ({claim['reason']})" if claim.get("reason") else ""
             by_judge = " [judge]" if claim.get("verdict_by") == "judge" else ""
-            lines.append(
-                f"       claim {claim['id']} of answer {claim['answer_external_id']}{by_judge}: "
-                f"{claim['text'][:120]}{reason}"
-            )
+            lines.append(f"       {_claim_label(claim)}{by_judge}: {claim['text'][:120]}{reason}")
         hidden = result.get("failing", 0) - len(result.get("claims", []))
         if not result["passed"] and hidden > 0:
             lines.append(f"       … and {hidden} more")

@@ -221,6 +221,13 @@ WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("CITEAUDIT_WEBHOOK_MAX_ATTEMPTS", "5")
 WEBHOOK_RETRY_SECONDS = int(os.environ.get("CITEAUDIT_WEBHOOK_RETRY_SECONDS", "30"))
 WEBHOOK_TIMEOUT_SECONDS = int(os.environ.get("CITEAUDIT_WEBHOOK_TIMEOUT_SECONDS", "10"))
 
+# API request budgets per token and window, counted in the cache below (shared by every
+# process): over a budget a request gets 429 with Retry-After. Reads and writes apart, so a
+# client pulling data does not starve its own pushes.
+API_RATE_WINDOW_SECONDS = int(os.environ.get("CITEAUDIT_API_RATE_WINDOW_SECONDS", "60"))
+API_RATE_LIMIT_READS = int(os.environ.get("CITEAUDIT_API_RATE_LIMIT_READS", "6000"))
+API_RATE_LIMIT_WRITES = int(os.environ.get("CITEAUDIT_API_RATE_LIMIT_WRITES", "1200"))
+
 # A job's progress and cancel requests pass between processes through the cache, since an
 # import's own writes stay invisible until it commits (and SQLite takes one writer at a
 # time). Redis when REDIS_URL is set (several machines); otherwise files on this machine.

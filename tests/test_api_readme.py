@@ -137,9 +137,8 @@ def test_the_gate_client_exits_by_the_decision(nightly, live_server):
     services.claims_changed(claim_ids=[wrong.pk])
     failed = _gate(*by_id, "--system", SYSTEM)
     assert failed.returncode == 1
-    assert f"  FAIL No contradicted claim. 1 contradicted claim.\n       claim {wrong.pk}" in (
-        failed.stdout
-    )
+    named = f"{wrong.answer.external_id} claim {wrong.order + 1} (id {wrong.pk})"
+    assert f"  FAIL No contradicted claim. 1 contradicted claim.\n       {named}" in (failed.stdout)
 
     assert _gate(*common, "--system", "nope").returncode == 3
     assert _gate(*common[:-1], "No such set", "--system", SYSTEM).returncode == 3

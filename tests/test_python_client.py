@@ -338,7 +338,8 @@ def test_a_leads_review_round_through_the_client(lead, live_server):
     reviewers = [UserFactory(username=f"rev_{n}", role="reviewer") for n in "abc"]
     claims = Claim.objects.filter(answer__audit_set=audit_set)
     with Client(live_server.url, _token(lead), retries=0) as client:
-        assert client.reviewers("Round")["candidates"] == ["rev_a", "rev_b", "rev_c"]
+        # Every member may review, the lead too.
+        assert client.reviewers("Round")["candidates"] == ["lead", "rev_a", "rev_b", "rev_c"]
         opened = client.assign("Round", ["rev_a", "rev_b"], 2)
         assert opened["created"] == 2 * opened["claims"] > 0
         assert opened["per_reviewer"] == {"rev_a": opened["claims"], "rev_b": opened["claims"]}
@@ -531,3 +532,33 @@ def test_job_wait_reports_progress_until_the_job_ends(capsys):
         "job 5 [" + "#" * 20 + "." * 10 + "] 4/6",
         "job 5 [" + "#" * 30 + "] 6/6",
     ]
+
+
+def test_a_push_refused_by_the_rate_limit_is_sent_again_after_its_retry_after(pauses):
+    limited = httpx2.Response(
+        429, headers={"Retry-After": "7"}, json={"detail": "Too many writes", "retry_after": 7}
+    )
+    created = httpx2.Response(201, json={"id": 4, "name": "run"})
+    transport, calls = _answers(limited, created)
+    with Client("http://citeaudit.test", "t", transport=transport, retries=2) as client:
+        assert client.set_create("run")["id"] == 4
+    assert [call.method for call in calls] == ["POST", "POST"]
+    assert pauses == [7.0]
+
+
+def test_pulls_send_their_filters_and_a_datetime_as_iso(pauses):
+    page = httpx2.Response(200, json={"items": [{"id": 1}], "next_cursor": None})
+    transport, calls = _answers(page, httpx2.Response(200, text='{"claim": 1}\n'))
+    since = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+    with Client("http://citeaudit.test", "t", transport=transport) as client:
+        assert list(client.sheets(3, updated_since=since, question="q1", batch=7)) == [{"id": 1}]
+        assert list(client.gold(3, updated_since="2026-12-01T09:30:00Z", system="v1")) == [
+            {"claim": 1}
+        ]
+    assert dict(calls[0].url.params) == {
+        "limit": "100",
+        "updated_since": "2026-12-01T09:30:00+00:00",
+        "question": "q1",
+        "batch": "7",
+    }
+    assert dict(calls[1].url.params) == {"updated_since": "2026-12-01T09:30:00Z", "system": "v1"}

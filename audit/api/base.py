@@ -27,6 +27,7 @@ from ninja.security import HttpBearer
 from pydantic import Field
 
 from audit import problems, services
+from audit.api.ratelimit import RateLimited, rate_count
 from audit.models import ApiToken, Workspace
 from audit.roles import lead_workspaces, limit_to_token, limited_set_id
 
@@ -46,6 +47,7 @@ class TokenAuth(HttpBearer):
             raise HttpError(401, str(rejected)) from None
         if found.scope != ApiToken.Scope.WRITE and request.method not in SAFE_METHODS:
             raise HttpError(403, "This token is read-only; make a read-write token to write.")
+        rate_count(token_id=found.pk, write=request.method not in SAFE_METHODS)
         limit_to_token(found.user, workspace_id=found.workspace_id, set_id=found.audit_set_id)
         request.user = found.user
         return found
@@ -95,11 +97,12 @@ api = CiteauditAPI(
 
 
 def problem_response(
-    status: int, detail: str, *, errors: list[dict[str, str]] | None = None
+    status: int, detail: str, *, errors: list[dict[str, str]] | None = None, **extra: Any
 ) -> HttpResponse:
-    """An error answer: RFC 9457 problem details (audit.problems says why each member)."""
+    """An error answer: RFC 9457 problem details (audit.problems says why each member);
+    `extra` members are the problem type's own extensions."""
     return JsonResponse(
-        problems.problem(status, detail, errors=errors),
+        problems.problem(status, detail, errors=errors, **extra),
         status=status,
         content_type=problems.CONTENT_TYPE,
         json_dumps_params={"ensure_ascii": False},
@@ -120,6 +123,14 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
 def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     response = problem_response(401, "Authentication required: send Authorization: Bearer <token>.")
     response["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+@api.exception_handler(RateLimited)
+def _rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
+    # retry_after: the header's seconds, for clients that read only the body.
+    response = problem_response(429, str(exc), retry_after=exc.retry_after)
+    response["Retry-After"] = str(exc.retry_after)
     return response
 
 
@@ -218,11 +229,15 @@ class Problem(Schema):
     status: int
     detail: str = Field(description="This occurrence in words, naming the field or object.")
     errors: list[FieldError] = Field(description="One per invalid field; empty otherwise.")
+    retry_after: int | None = Field(
+        None, description="On a 429 only: seconds until the token's budget is renewed."
+    )
 
 
 # Any operation can meet these: a NUL character in the request (400, refused before the
-# API), no or a bad token (401), and the database busy or unreachable (503).
-ALWAYS = (400, 401, 503)
+# API), no or a bad token (401), a token over its request budget (429, audit.api.ratelimit),
+# and the database busy or unreachable (503).
+ALWAYS = (400, 401, 429, 503)
 
 
 def refusals(*statuses: int) -> dict[int, type[Problem]]:

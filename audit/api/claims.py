@@ -14,10 +14,14 @@ from ninja import Query, Schema
 
 from audit import selectors
 from audit.api.base import MAX_LIMIT, api, cursor_page, refusals, streamed
+from audit.claims import claim_name
 from audit.models import ClaimCheck, ReviewStatus
 from audit.roles import is_lead, leads
 from audit.selectors import api as api_selectors
 from audit.views import access
+
+# The largest key a database column holds: a larger batch id is 422, not an overflow.
+MAX_BATCH_ID = 2**63 - 1
 
 ClaimStatus = StrEnum(
     "ClaimStatus",
@@ -48,6 +52,8 @@ class AnswerPage(Schema):
 
 class ClaimRow(Schema):
     id: int
+    # "refund-a1 claim 1": the claim by its answer's id and place, as the pages name it.
+    name: str
     answer: int
     answer_external_id: str | None
     system: str
@@ -100,6 +106,7 @@ class GoldOut(Schema):
 
 class ClaimOut(Schema):
     id: int
+    name: str
     answer: int
     answer_external_id: str
     question_id: str
@@ -151,6 +158,11 @@ def _claim_row(lead: bool):
             "id": claim.pk,
             "answer": claim.answer_id,
             "answer_external_id": claim.answer_external_id,
+            "name": claim_name(
+                answer_id=claim.answer_external_id,
+                order=claim.order,
+                parent_order=claim.parent_order if claim.parent_id else None,
+            ),
             "system": claim.system,
             "parent": claim.parent_id,
             "order": claim.order,
@@ -180,6 +192,9 @@ def claim_list(
     status: ClaimStatus | None = None,
     system: str = "",
     label: MachineLabel | None = None,
+    question: str = "",
+    batch: int | None = Query(None, ge=1, le=MAX_BATCH_ID),
+    updated_since: datetime | None = None,
     cursor: str = "",
     limit: int = Query(50, ge=1, le=MAX_LIMIT),
 ) -> dict:
@@ -193,6 +208,9 @@ def claim_list(
         status=str(status) if status else "",
         system=system,
         label=str(label) if label else "",
+        question=question,
+        batch=batch,
+        updated_since=updated_since,
     )
     return cursor_page(
         rows, cursor=cursor, limit=limit, row=_claim_row(leads(request.user, audit_set))
@@ -245,6 +263,11 @@ def claim_detail(request: HttpRequest, claim_id: int) -> dict:
         "answer": claim.answer_id,
         "answer_external_id": claim.answer.external_id,
         "question_id": claim.answer.question.external_id,
+        "name": claim_name(
+            answer_id=claim.answer.external_id,
+            order=claim.order,
+            parent_order=claim.parent_order if claim.parent_id else None,
+        ),
         "system": claim.answer.system,
         "parent": claim.parent_id,
         "order": claim.order,
@@ -265,13 +288,25 @@ def claim_detail(request: HttpRequest, claim_id: int) -> dict:
 def sheet_list(
     request: HttpRequest,
     set_id: int,
+    updated_since: datetime | None = None,
+    system: str = "",
+    question: str = "",
+    batch: int | None = Query(None, ge=1, le=MAX_BATCH_ID),
     cursor: str = "",
     limit: int = Query(50, ge=1, le=MAX_LIMIT),
 ) -> dict:
     """A lead: the set's sheets (none but their own on claims they still review); a
-    reviewer: their own sheets."""
+    reviewer: their own sheets. Filtered by when they were last written, the answer's
+    system, question id and import batch."""
     audit_set = access.get_set_for_user(request, set_id)
-    rows = api_selectors.api_sheets(user=request.user, audit_set=audit_set)
+    rows = api_selectors.api_sheets(
+        user=request.user,
+        audit_set=audit_set,
+        updated_since=updated_since,
+        system=system,
+        question=question,
+        batch=batch,
+    )
     return cursor_page(rows, cursor=cursor, limit=limit, row=_sheet_row)
 
 
@@ -287,11 +322,27 @@ def _ndjson(rows) -> Any:
     tags=["sheets and gold"],
     url_name="gold",
 )
-def gold(request: HttpRequest, set_id: int) -> StreamingHttpResponse:
-    """Every gold record of the set as JSON Lines, streamed (leads)."""
+def gold(
+    request: HttpRequest,
+    set_id: int,
+    updated_since: datetime | None = None,
+    system: str = "",
+    question: str = "",
+    batch: int | None = Query(None, ge=1, le=MAX_BATCH_ID),
+) -> StreamingHttpResponse:
+    """Every gold record of the set as JSON Lines, streamed (leads); filtered by when it was
+    last written, the answer's system, question id and import batch."""
     audit_set = access.get_set_for_lead(request, set_id)
+    rows = api_selectors.api_gold(
+        user=request.user,
+        audit_set=audit_set,
+        updated_since=updated_since,
+        system=system,
+        question=question,
+        batch=batch,
+    )
     response = StreamingHttpResponse(
-        _ndjson(api_selectors.api_gold(user=request.user, audit_set=audit_set)),
+        _ndjson(rows),
         content_type="application/x-ndjson; charset=utf-8",
     )
     patch_cache_control(response, private=True, no_store=True)

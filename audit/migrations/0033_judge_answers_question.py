@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('audit', '0031_answer_runs_idempotency'),
+        ('audit', '0032_claim_updated_at'),
     ]
 
     operations = [

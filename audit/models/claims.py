@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Now
+from django.utils import timezone
 
 from audit import judgments
 from audit.models.choices import Judgment, Severity, text_choices
@@ -66,6 +67,10 @@ class Claim(models.Model):
     # An atomic claim's copy of its parent's order (orders never change), so the queue
     # order needs no join to the parent.
     parent_order = models.PositiveIntegerField(null=True, blank=True)
+    # When the claim, its sheets or its gold last changed: stamped by the one writer of
+    # derived state (services/derived.py: claims_changed), read by the API's
+    # `updated_since`. db_default: existing rows and inserts that name only their columns.
+    updated_at = models.DateTimeField(default=timezone.now, db_default=Now())
     # The queue position computed by the database on every write: the top-level claim's
     # order, then 0 for the claim itself or 1 + order for an atomic claim split from it.
     queue_top = models.GeneratedField(

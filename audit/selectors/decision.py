@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from audit.claims import claim_name
 from audit.criteria import (
     CriteriaError,
     Criterion,
@@ -249,6 +250,7 @@ def decision_report(
                     {
                         "id": pk,
                         "answer_external_id": named[pk].answer.external_id if pk in named else "",
+                        "name": _claim_name(named[pk]) if pk in named else "",
                         "text": named[pk].text if pk in named else "",
                         "reason": reasons.get(pk, ""),
                         "verdict_by": "judge" if pk in filled else "humans",
@@ -449,3 +451,11 @@ def overview_claims_named(*, overview: Overview, inaccessible: int) -> list[Clai
                 for result in release.decision.results
             ]
     return [names[pk] for pk in first]
+
+
+def _claim_name(claim: Claim) -> str:
+    return claim_name(
+        answer_id=claim.answer.external_id,
+        order=claim.order,
+        parent_order=claim.parent_order if claim.parent_id else None,
+    )

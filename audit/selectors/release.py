@@ -443,7 +443,7 @@ def claim_names(*, ids: list[int]) -> dict[int, Claim]:
         claim.pk: claim
         for claim in Claim.objects.filter(pk__in=ids)
         .select_related("answer")
-        .only("pk", "text", "order", "answer__external_id")
+        .only("pk", "text", "order", "parent_id", "parent_order", "answer__external_id")
     }
 
 

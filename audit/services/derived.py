@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Count, F
+from django.db.models.functions import Now
 
 from audit import selectors
 from audit.answer_flags import CitationChecks, no_citation_verifies
@@ -78,6 +79,9 @@ def claims_changed(
     with transaction.atomic(), decisions_watched(audit_set_id=audit_set_id, claim_ids=ids):
         # Usually held already; an atomic claim's parent must be, for its release fact.
         claims_lock(claim_ids=ids)
+        # Every change to a claim, its sheets or its gold passes here: the API's
+        # updated_since reads this stamp.
+        Claim.objects.filter(pk__in=ids).update(updated_at=Now())
         # Severity and unanimous gold, then the stored statuses of all these claims.
         summary = disagreements.claims_compare(claim_ids=ids) if ids else CompareSummary(0, 0, 0)
         before = _counted_sheets(ids)

@@ -579,12 +579,27 @@ class Client:
         system: str | None = None,
         label: str | None = None,
         *,
+        question: str | None = None,
+        batch: int | None = None,
+        updated_since: datetime | str | None = None,
         page_size: int = PAGE_SIZE,
     ) -> Iterator[dict[str, Any]]:
         """The set's claims (a reviewer: those assigned to them, with `my_sheet`), filtered
-        by review `status`, `system` and the matcher's `label`."""
+        by review `status`, `system`, the matcher's `label`, the `question` id, the import
+        `batch` and `updated_since` (changed since then)."""
         path = f"sets/{self._set_id(set)}/claims"
-        yield from self._pages(path, page_size, status=status, system=system, label=label)
+        yield from self._pages(
+            path,
+            page_size,
+            status=status,
+            system=system,
+            label=label,
+            question=question,
+            batch=batch,
+            updated_since=(
+                updated_since.isoformat() if isinstance(updated_since, datetime) else updated_since
+            ),
+        )
 
     def claim(self, id: int) -> dict[str, Any]:  # noqa: A002
         """A claim with the sheets the token's owner may see and its gold."""
@@ -594,14 +609,33 @@ class Client:
         self,
         set: SetRef,  # noqa: A002
         *,
+        updated_since: datetime | str | None = None,
+        system: str | None = None,
+        question: str | None = None,
+        batch: int | None = None,
         page_size: int = PAGE_SIZE,
     ) -> Iterator[dict[str, Any]]:
-        """The set's sheets (a reviewer: their own)."""
-        yield from self._pages(f"sets/{self._set_id(set)}/sheets", page_size)
+        """The set's sheets (a reviewer: their own), filtered by when they were last written
+        (`updated_since`, a datetime or ISO text), `system`, `question` id and import `batch`."""
+        yield from self._pages(
+            f"sets/{self._set_id(set)}/sheets",
+            page_size,
+            **_pull_filters(updated_since, system, question, batch),
+        )
 
-    def gold(self, set: SetRef) -> Iterator[dict[str, Any]]:  # noqa: A002
-        """Every gold record of the set (leads), read as the server streams it."""
-        for line in self._lines(f"sets/{self._set_id(set)}/gold"):
+    def gold(
+        self,
+        set: SetRef,  # noqa: A002
+        *,
+        updated_since: datetime | str | None = None,
+        system: str | None = None,
+        question: str | None = None,
+        batch: int | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Every gold record of the set (leads), read as the server streams it; filtered as
+        `sheets` is."""
+        params = _pull_filters(updated_since, system, question, batch)
+        for line in self._lines(f"sets/{self._set_id(set)}/gold", params):
             if line.strip():
                 yield json.loads(line)
 
@@ -634,8 +668,8 @@ class Client:
             response.close()
         return target
 
-    def _lines(self, path: str) -> Iterator[str]:
-        response = self._request("GET", path, stream=True)
+    def _lines(self, path: str, params: Mapping[str, Any] | None = None) -> Iterator[str]:
+        response = self._request("GET", path, params=params, stream=True)
         try:
             yield from response.iter_lines()
         finally:
@@ -710,3 +744,14 @@ def describe(decision: Mapping[str, Any]) -> str:
         for claim in () if result.get("passed") else result.get("claims") or ():
             lines.append(f"       claim {claim.get('id')}: {str(claim.get('text', ''))[:120]}")
     return "\n".join(lines)
+
+
+def _pull_filters(
+    updated_since: datetime | str | None,
+    system: str | None,
+    question: str | None,
+    batch: int | None,
+) -> dict[str, Any]:
+    """The query of an incremental pull; a datetime is sent as ISO 8601."""
+    since = updated_since.isoformat() if isinstance(updated_since, datetime) else updated_since
+    return {"updated_since": since, "system": system, "question": question, "batch": batch}
