@@ -202,6 +202,7 @@ def test_an_adjudication_is_posted_signed_and_retried_after_a_500(
     assert headers["Content-Type"] == "application/json"
     sent = json.loads(body)
     assert sent.pop("timestamp")
+    assert sent.pop("delivery") == str(delivery.uuid) == headers["Citeaudit-Delivery"]
     assert sent == {
         "event": "claim.adjudicated",
         "set": opened.pk,
