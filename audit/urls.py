@@ -83,6 +83,12 @@ audit_patterns = [
     path("sets/<int:pk>/rematch/", adjudication.set_rematch, name="set-rematch"),
     path("sets/<int:pk>/webhooks/", webhooks.set_webhooks, name="set-webhooks"),
     path("webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook-delete"),
+    path("webhooks/<int:pk>/deliveries/", webhooks.webhook_deliveries, name="webhook-deliveries"),
+    path(
+        "webhooks/<int:pk>/deliveries/<uuid:delivery>/redeliver/",
+        webhooks.webhook_redeliver,
+        name="webhook-redeliver",
+    ),
     path("claims/<int:pk>/review/skip/", review.review_skip, name="review-skip"),
     path("feedback/", calibration.my_feedback, name="my-feedback"),
     path("sets/<int:pk>/edit/", calibration.set_edit, name="set-edit"),

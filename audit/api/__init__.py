@@ -3,7 +3,7 @@ module per area (sets, jobs, claims, results, lead) registering its own on impor
 
 from __future__ import annotations
 
-from audit.api import claims, jobs, lead, results, sets  # noqa: F401 - registers the endpoints on `api`
+from audit.api import claims, jobs, lead, results, sets, webhooks  # noqa: F401 - registers the endpoints on `api`
 from audit.api.base import api
 
 __all__ = ["api"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
-from audit import services
+from audit import selectors, services
 from audit.forms import WebhookForm
 from audit.models import WebhookDelivery
 from audit.services.webhooks import SIGNATURE_HEADER
@@ -59,3 +60,33 @@ def webhook_delete(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     services.webhook_delete(webhook=webhook, user=request.user)
     messages.success(request, "Webhook removed.")
     return redirect("audit:set-webhooks", audit_set_id)
+
+
+# Deliveries per page of a hook's deliveries page.
+DELIVERIES_PER_PAGE = 25
+
+
+@login_required
+@require_http_methods(["GET", "HEAD"])
+def webhook_deliveries(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    webhook = access.get_webhook_for_lead(request, pk)
+    access.get_set_for_lead(request, webhook.audit_set_id)
+    page = Paginator(selectors.webhook_deliveries(webhook=webhook), DELIVERIES_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    ctx = {"webhook": webhook, "audit_set": webhook.audit_set, "page": page}
+    return access.render_page_or_partial(
+        request, "audit/webhook_deliveries.html", "deliveries", ctx
+    )
+
+
+@login_required
+@require_POST
+def webhook_redeliver(request: HtmxHttpRequest, pk: int, delivery: str) -> HttpResponse:
+    webhook = access.get_webhook_for_lead(request, pk)
+    found = WebhookDelivery.objects.filter(webhook=webhook, uuid=delivery).first()
+    if found is None:
+        raise Http404("No such delivery.")
+    services.webhook_redeliver(delivery=found, user=request.user)
+    messages.success(request, f"Delivery {found.uuid} queued to be sent again.")
+    return redirect("audit:webhook-deliveries", webhook.pk)
