@@ -82,6 +82,11 @@ audit_patterns = [
     path("jobs/<int:pk>/download/", jobs.job_download, name="job-download"),
     path("sets/<int:pk>/rematch/", adjudication.set_rematch, name="set-rematch"),
     path("sets/<int:pk>/webhooks/", webhooks.set_webhooks, name="set-webhooks"),
+    path(
+        "workspaces/<slug:slug>/webhooks/",
+        webhooks.workspace_webhooks,
+        name="workspace-webhooks",
+    ),
     path("webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook-delete"),
     path("webhooks/<int:pk>/deliveries/", webhooks.webhook_deliveries, name="webhook-deliveries"),
     path(

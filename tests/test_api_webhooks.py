@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from audit import services
-from audit.models import AuditSet, Webhook, WebhookAttempt, WebhookDelivery
+from audit.models import AuditSet, Webhook, WebhookAttempt, WebhookDelivery, Workspace
 from audit.services.webhooks import webhook_deliver
 from tests.conftest import api_client
 from tests.factories import default_workspace
@@ -130,3 +130,79 @@ def test_page_and_api_show_the_same_deliveries_and_redeliver_alike(
     ]
     missing = "00000000-0000-0000-0000-000000000000"
     assert api.post(f"/api/v1/webhooks/{hook.pk}/deliveries/{missing}/redeliver").status_code == 404
+
+
+# --------------------------------------------------------------------------- workspace hooks
+
+
+def test_a_hook_belongs_to_a_set_or_a_workspace_never_both_nor_neither(opened):
+    from django.db import IntegrityError, transaction
+
+    for owner in ({"audit_set": opened, "workspace": opened.workspace}, {}):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Webhook.objects.create(url="http://127.0.0.1/x", secret="s", events=["x"], **owner)
+
+
+def test_a_workspace_hook_fires_for_a_set_made_after_it(
+    lead,
+    client_for,
+    receiver,  # noqa: F811
+    django_capture_on_commit_callbacks,
+):
+    workspace = default_workspace()
+    page = client_for(lead)
+    listed = page.get(reverse("audit:workspace-list")).content.decode()
+    assert reverse("audit:workspace-webhooks", args=[workspace.slug]) in listed
+    added = page.post(
+        reverse("audit:workspace-webhooks", args=[workspace.slug]),
+        {"url": receiver.url, "events": ["set.reviewed"]},
+    )
+    assert added.status_code == 302
+    hook = Webhook.objects.get()
+    assert (hook.workspace, hook.audit_set) == (workspace, None)
+
+    later = AuditSet.objects.create(workspace=workspace, name="Made later")
+    elsewhere = AuditSet.objects.create(
+        workspace=Workspace.objects.create(name="Other", slug="other"), name="Elsewhere"
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.webhooks_fire(audit_set_id=later.pk, event="set.reviewed", data={})
+        services.webhooks_fire(audit_set_id=elsewhere.pk, event="set.reviewed", data={})
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.webhook == hook and json.loads(delivery.body)["set"] == later.pk
+    webhook_deliver(delivery_id=delivery.pk)
+    assert receiver.received[0][0]["Citeaudit-Delivery"] == str(delivery.uuid)
+    shown = page.get(reverse("audit:webhook-deliveries", args=[hook.pk])).content.decode()
+    assert str(delivery.uuid) in shown
+
+
+def test_workspace_hooks_through_the_api_for_its_leads_only(
+    opened,
+    lead,
+    reviewer_a,
+    receiver,  # noqa: F811
+):
+    slug = opened.workspace.slug
+    made = api_client(lead).post(
+        f"/api/v1/workspaces/{slug}/webhooks",
+        {"url": receiver.url, "events": ["set.reviewed"]},
+        content_type="application/json",
+    )
+    assert made.status_code == 201, made.content
+    assert (made.json()["workspace"], made.json()["set"]) == (slug, None)
+    hook = Webhook.objects.get()
+    assert made.json()["secret"] == hook.secret
+    listed = api_client(lead).get(f"/api/v1/workspaces/{slug}/webhooks").json()
+    assert [h["id"] for h in listed] == [hook.pk] and "secret" not in listed[0]
+
+    _token, text = services.token_create(user=lead, name="t", scope="write", audit_set=opened)
+    from django.test import Client
+
+    for client in (Client(HTTP_AUTHORIZATION=f"Bearer {text}"), api_client(reviewer_a)):
+        assert client.get(f"/api/v1/workspaces/{slug}/webhooks").status_code in (403, 404)
+        assert client.delete(f"/api/v1/webhooks/{hook.pk}").status_code in (403, 404)
+        assert client.get(f"/api/v1/webhooks/{hook.pk}/deliveries").status_code in (403, 404)
+    # The set-limited token is a lead's: it is refused as outside its limit, not as a reviewer.
+    limited = Client(HTTP_AUTHORIZATION=f"Bearer {text}")
+    assert limited.get(f"/api/v1/workspaces/{slug}/webhooks").status_code == 404
+    assert Webhook.objects.filter(pk=hook.pk).exists()

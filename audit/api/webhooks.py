@@ -24,7 +24,9 @@ DELIVERIES_LIMIT = 100
 
 class WebhookOut(Schema):
     id: int
-    set: int
+    # One of the two: a set's hook, or a workspace's (fired for every set of it).
+    set: int | None
+    workspace: str | None
     url: str
     events: list[str]
     created_at: datetime
@@ -64,6 +66,7 @@ def _hook_out(hook: Webhook) -> dict:
     return {
         "id": hook.pk,
         "set": hook.audit_set_id,
+        "workspace": hook.workspace.slug if hook.workspace_id else None,
         "url": hook.url,
         "events": hook.events,
         "created_at": hook.created_at,
@@ -72,7 +75,8 @@ def _hook_out(hook: Webhook) -> dict:
 
 def _lead_hook(request: HttpRequest, webhook_id: int) -> Webhook:
     webhook = access.get_webhook_for_lead(request, webhook_id)
-    access.get_set_for_lead(request, webhook.audit_set_id)
+    if webhook.audit_set_id is not None:
+        access.get_set_for_lead(request, webhook.audit_set_id)
     return webhook
 
 
@@ -116,10 +120,37 @@ def webhooks(request: HttpRequest, set_id: int) -> list[dict]:
 )
 def webhook_create(request: HttpRequest, set_id: int, payload: WebhookIn) -> Status:
     """Add a webhook; the answer holds its signing secret, shown this once."""
-    audit_set = access.get_set_for_lead(request, set_id)
+    return _created(request, payload, audit_set=access.get_set_for_lead(request, set_id))
+
+
+@api.get(
+    "/workspaces/{slug}/webhooks",
+    response=list[WebhookOut],
+    tags=["webhooks"],
+    url_name="workspace_webhooks",
+)
+def workspace_webhooks(request: HttpRequest, slug: str) -> list[dict]:
+    """The workspace's own webhooks (its leads only), without their secrets."""
+    workspace = access.get_workspace_for_lead(request, slug)
+    return [_hook_out(hook) for hook in workspace.webhooks.all()]
+
+
+@api.post(
+    "/workspaces/{slug}/webhooks",
+    response={201: WebhookCreated},
+    tags=["webhooks"],
+    url_name="workspace_webhook_create",
+)
+def workspace_webhook_create(request: HttpRequest, slug: str, payload: WebhookIn) -> Status:
+    """Add a webhook fired for every set of the workspace, those made later included; the
+    answer holds its signing secret, shown this once."""
+    return _created(request, payload, workspace=access.get_workspace_for_lead(request, slug))
+
+
+def _created(request: HttpRequest, payload: WebhookIn, **owner) -> Status:
     try:
         hook = services.webhook_create(
-            audit_set=audit_set, url=payload.url, events=payload.events, user=request.user
+            url=payload.url, events=payload.events, user=request.user, **owner
         )
     except services.WebhookRefused as refusal:
         field = "events" if str(refusal).startswith(("Unknown event", "Choose")) else "url"

@@ -16,6 +16,36 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.AddField(
+            model_name="webhook",
+            name="workspace",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="webhooks",
+                to="audit.workspace",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="webhook",
+            name="audit_set",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="webhooks",
+                to="audit.auditset",
+            ),
+        ),
+        migrations.AddConstraint(
+            model_name="webhook",
+            constraint=models.CheckConstraint(
+                condition=models.Q(audit_set__isnull=False, workspace__isnull=True)
+                | models.Q(audit_set__isnull=True, workspace__isnull=False),
+                name="webhook_set_or_workspace",
+            ),
+        ),
+        migrations.AddField(
             model_name="webhookdelivery",
             name="uuid",
             field=models.UUIDField(null=True, editable=False),

@@ -117,7 +117,17 @@ class Webhook(models.Model):
         DECISION_CHANGED = "decision.changed", "Release decision changed"
         IMPORT_FINISHED = "import.finished", "Import finished"
 
-    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="webhooks")
+    # A set's hook, or a workspace's: fired for every set of it, those made later included.
+    audit_set = models.ForeignKey(
+        AuditSet, null=True, blank=True, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    workspace = models.ForeignKey(
+        "audit.Workspace",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="webhooks",
+    )
     url = models.URLField(max_length=500)
     # Signs every body (HMAC-SHA256); kept readable because each delivery needs it, and
     # shown to the set's leads so the receiver can check the signature.
@@ -130,9 +140,18 @@ class Webhook(models.Model):
 
     class Meta:
         ordering = ["pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    models.Q(audit_set__isnull=False, workspace__isnull=True)
+                    | models.Q(audit_set__isnull=True, workspace__isnull=False)
+                ),
+                name="webhook_set_or_workspace",
+            )
+        ]
 
     def __str__(self) -> str:
-        return f"{self.audit_set} → {self.url}"
+        return f"{self.audit_set or self.workspace} → {self.url}"
 
 
 class WebhookDelivery(models.Model):

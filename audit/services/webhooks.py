@@ -23,12 +23,13 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
+from django.db.models import Q
 from django.tasks import task
 from django.utils import timezone
 
 from audit import egress
-from audit.models import AuditSet, Webhook, WebhookAttempt, WebhookDelivery
-from audit.roles import leads
+from audit.models import AuditSet, Webhook, WebhookAttempt, WebhookDelivery, Workspace
+from audit.roles import LEADING, leads, limited_set_id, role_in
 
 logger = logging.getLogger(__name__)
 
@@ -41,9 +42,22 @@ class WebhookRefused(Exception):
     address the server may not send to, no events)."""
 
 
-def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user) -> Webhook:
-    """Register a URL for some events of a set, with a new secret of its own."""
-    _must_lead(user, audit_set)
+def webhook_create(
+    *,
+    url: str,
+    events: Iterable[str],
+    user,
+    audit_set: AuditSet | None = None,
+    workspace: Workspace | None = None,
+) -> Webhook:
+    """Register a URL for some events of a set, or of every set of a workspace (those made
+    later included), with a new secret of its own."""
+    if (audit_set is None) == (workspace is None):
+        raise ValueError("A webhook belongs to a set or to a workspace.")
+    if audit_set is not None:
+        _must_lead(user, audit_set)
+    else:
+        _must_lead_workspace(user, workspace)
     url = url.strip()
     not_web = WebhookRefused(
         f"“{url[:200]}” is not a web address: a webhook URL starts with http:// or https://."
@@ -67,6 +81,7 @@ def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user
         raise WebhookRefused("Choose at least one event.")
     return Webhook.objects.create(
         audit_set=audit_set,
+        workspace=workspace,
         url=url,
         events=events,
         secret=secrets.token_hex(32),
@@ -76,12 +91,21 @@ def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user
 
 def webhook_delete(*, webhook: Webhook, user) -> None:
     """Remove a webhook and its delivery log; retries already queued find nothing to send."""
-    _must_lead(user, webhook.audit_set)
+    _must_lead_hook(user, webhook)
     webhook.delete()
 
 
 def _must_lead_hook(user, webhook: Webhook) -> None:
-    _must_lead(user, webhook.audit_set)
+    if webhook.audit_set_id is not None:
+        _must_lead(user, webhook.audit_set)
+    else:
+        _must_lead_workspace(user, webhook.workspace)
+
+
+def _must_lead_workspace(user, workspace: Workspace) -> None:
+    # A token limited to one set leads none of its workspace's other sets.
+    if limited_set_id(user) is not None or role_in(user, workspace.pk) not in LEADING:
+        raise PermissionDenied("Only a lead of the workspace can manage its webhooks.")
 
 
 def _must_lead(user, audit_set: AuditSet) -> None:
@@ -202,7 +226,11 @@ def _next_queue(webhook_id: int) -> None:
 
 
 def _hooks(audit_set_id: int) -> dict[int, list[str]]:
-    return dict(Webhook.objects.filter(audit_set_id=audit_set_id).values_list("pk", "events"))
+    """The set's own hooks and its workspace's (read when the event fires, so a set an
+    import made a moment ago has them too)."""
+    workspace = AuditSet.objects.filter(pk=audit_set_id).values("workspace_id")
+    found = Webhook.objects.filter(Q(audit_set_id=audit_set_id) | Q(workspace_id__in=workspace))
+    return dict(found.values_list("pk", "events"))
 
 
 def _deliveries_queue(audit_set_id: int, event: str, data: dict) -> None:

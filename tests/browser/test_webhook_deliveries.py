@@ -67,3 +67,27 @@ def test_a_lead_redelivers_from_the_deliveries_page_with_the_keyboard(
     ids = [headers["Citeaudit-Delivery"] for headers, _ in receiver.received]
     assert ids == [str(delivery.uuid)] * 2
     assert WebhookAttempt.objects.filter(delivery=delivery, redelivery=True).count() == 1
+
+
+def test_the_workspace_webhooks_page_lists_its_hooks_and_fits(
+    new_page,
+    live_server,
+    handmade,
+    lead,
+    receiver,  # noqa: F811
+):
+    page = new_page(lead)
+    page.goto(f"{live_server.url}/workspaces/")
+    page.click("text=Webhooks")
+    page.fill("input[name=url]", receiver.url)
+    page.check("input[value='set.reviewed']")
+    page.click("button:has-text('Add webhook')")
+    page.wait_for_selector("text=Webhook added")
+    hook = Webhook.objects.get()
+    assert (hook.workspace_id, hook.audit_set_id) == (handmade.workspace_id, None)
+    for width in (1440, 1024):
+        page.set_viewport_size({"width": width, "height": 900})
+        shot = screenshot(page, f"workspace-webhooks-{width}")
+        if SHOTS:
+            Path(SHOTS, shot.name).write_bytes(shot.read_bytes())
+        assert page.evaluate(OVERFLOW) <= 0

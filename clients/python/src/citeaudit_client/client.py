@@ -351,20 +351,36 @@ class Client:
         body = {"claims": list(claims), "control": control}
         return self._request("POST", f"sets/{self._set_id(set)}/controls", json=body).json()
 
-    def webhooks(self, set: SetRef) -> list[dict[str, Any]]:  # noqa: A002
-        """The set's webhooks (`id`, `url`, `events`, `created_at`), without their secrets."""
-        return self._get(f"sets/{self._set_id(set)}/webhooks")
+    def webhooks(
+        self,
+        set: SetRef | None = None,  # noqa: A002
+        *,
+        workspace: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """A set's webhooks, or with `workspace` (its slug) the workspace's own, fired for
+        every set of it: `id`, `url`, `events`, `created_at`, never their secrets."""
+        return self._get(self._hooks_path(set, workspace))
 
     def webhook_create(
         self,
-        set: SetRef,  # noqa: A002
+        set: SetRef | None,  # noqa: A002
         url: str,
         events: Sequence[str],
+        *,
+        workspace: str | None = None,
     ) -> dict[str, Any]:
-        """Add a webhook for these events. The answer's `secret` signs every delivery and is
-        shown this once: keep it."""
+        """Add a webhook for these events to a set, or (`set=None, workspace=slug`) to every
+        set of a workspace. The answer's `secret` signs every delivery and is shown this
+        once: keep it."""
         body = {"url": url, "events": list(events)}
-        return self._request("POST", f"sets/{self._set_id(set)}/webhooks", json=body).json()
+        return self._request("POST", self._hooks_path(set, workspace), json=body).json()
+
+    def _hooks_path(self, set: SetRef | None, workspace: str | None) -> str:  # noqa: A002
+        if (set is None) == (workspace is None):
+            raise ValueError("Name a set or a workspace.")
+        if workspace is not None:
+            return f"workspaces/{workspace}/webhooks"
+        return f"sets/{self._set_id(set)}/webhooks"
 
     def webhook_delete(self, id: int) -> None:  # noqa: A002
         """Remove a webhook and its deliveries."""
