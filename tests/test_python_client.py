@@ -546,6 +546,12 @@ def test_a_leads_webhooks_through_the_client(lead, reviewer_a, live_server, rece
         assert "secret" not in client.webhooks("Hooked")[0]
         with pytest.raises(Invalid):
             client.webhook_create("Hooked", "ftp://example.org/", ["claim.adjudicated"])
+        slug = audit_set.workspace.slug
+        everywhere = client.webhook_create(None, receiver.url, ["set.reviewed"], workspace=slug)
+        assert (everywhere["set"], everywhere["workspace"]) == (None, slug)
+        assert [h["id"] for h in client.webhooks(workspace=slug)] == [everywhere["id"]]
+        client.webhook_delete(everywhere["id"])
+        assert client.webhooks(workspace=slug) == []
 
         delivery = WebhookDelivery(webhook=hook, event="claim.adjudicated")
         delivery.body = json.dumps({"delivery": str(delivery.uuid)})
