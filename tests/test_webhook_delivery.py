@@ -119,3 +119,40 @@ def test_a_fired_event_names_its_delivery_in_header_and_body(
     ((headers, _),) = receiver.received
     assert headers["Citeaudit-Delivery"] == str(delivery.uuid)
     assert receiver.bodies()[0]["delivery"] == str(delivery.uuid)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_racing_over_every_delivery_send_them_in_order_once_each(
+    receiver,  # noqa: F811
+):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    from audit.models import AuditSet
+    from tests.factories import default_workspace
+
+    audit_set = AuditSet.objects.create(workspace=default_workspace(), name="Raced")
+    hook = _hook(audit_set, receiver)
+    deliveries = _deliveries(hook, *range(6))
+    receiver.answers = [200, 500, 200, 200, 500, 200, 200, 200]
+
+    def worker(order: list[WebhookDelivery]) -> None:
+        try:
+            # Each worker goes over every delivery, again and again, until none is pending.
+            for _ in range(100):
+                for delivery in order:
+                    webhook_deliver(delivery_id=delivery.pk)
+                if not WebhookDelivery.objects.filter(status="pending").exists():
+                    return
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(worker, [deliveries, deliveries[::-1]]))
+
+    sent = _claims(receiver)
+    assert sent == sorted(sent)  # never out of order, retries included
+    assert sorted(set(sent)) == list(range(6))
+    assert len(sent) == 6 + 2  # each once, plus the two retries after a 500
+    assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"delivered"}
