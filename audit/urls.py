@@ -82,7 +82,18 @@ audit_patterns = [
     path("jobs/<int:pk>/download/", jobs.job_download, name="job-download"),
     path("sets/<int:pk>/rematch/", adjudication.set_rematch, name="set-rematch"),
     path("sets/<int:pk>/webhooks/", webhooks.set_webhooks, name="set-webhooks"),
+    path(
+        "workspaces/<slug:slug>/webhooks/",
+        webhooks.workspace_webhooks,
+        name="workspace-webhooks",
+    ),
     path("webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook-delete"),
+    path("webhooks/<int:pk>/deliveries/", webhooks.webhook_deliveries, name="webhook-deliveries"),
+    path(
+        "webhooks/<int:pk>/deliveries/<uuid:delivery>/redeliver/",
+        webhooks.webhook_redeliver,
+        name="webhook-redeliver",
+    ),
     path("claims/<int:pk>/review/skip/", review.review_skip, name="review-skip"),
     path("feedback/", calibration.my_feedback, name="my-feedback"),
     path("sets/<int:pk>/edit/", calibration.set_edit, name="set-edit"),

@@ -97,6 +97,11 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     # Webhooks: a set's leads register and remove them.
     "audit:set-webhooks": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:webhook-delete": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 302)},
+    "audit:webhook-deliveries": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 405, 405, 405)},
+    # Asked after the lead removed the hook (above): no such hook, so no such delivery.
+    "audit:webhook-redeliver": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 404)},
+    # A workspace's own webhooks: its leads and owners.
+    "audit:workspace-webhooks": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     # Skipping: the assigned reviewer only; an empty reason is refused with a message.
     "audit:review-skip": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 302, 404, 404)},
     # Everyone signed in has their own feedback page (a lead's lists their own sheets).
@@ -175,6 +180,8 @@ def world(lead, egress_loopback):
     webhook = Webhook.objects.create(
         audit_set=audit_set, url="http://127.0.0.1:9/", secret="s", events=["set.reviewed"]
     )
+    # A delivery of it to send again (a redelivery only queues it: nothing is sent here).
+    webhook.deliveries.create(event="set.reviewed", body="{}")
     api_token, _text = services.token_create(user=reviewer_a, name="matrix", scope="read")
     assert not Assignment.objects.filter(claim=claim, reviewer=reviewer_b).exists()
     owner = _owner()
@@ -235,7 +242,14 @@ def _url(route: str, world: dict) -> str:
         .replace("<slug:slug>", world["workspace"].slug)
         .replace("<str:token>", world["token"])
         .replace("<uidb64>/<token>", "MQ/made-up-token")
+        .replace("<uuid:delivery>", _delivery_uuid(world))
     )
+
+
+def _delivery_uuid(world: dict) -> str:
+    delivery = world["webhook"].deliveries.first()
+    # Once the matrix has removed the hook, any id: the answer is the hook's 404.
+    return str(delivery.uuid) if delivery else "00000000-0000-0000-0000-000000000000"
 
 
 def _status(user, method: str, url: str) -> int:
@@ -456,6 +470,10 @@ WORKSPACE_MATRIX: dict[str, dict[str, tuple[int, ...]]] = {
     "audit:set-webhooks": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
     # The lead of A deletes the hook; later requests find none.
     "audit:webhook-delete": {"GET": NOT_A_PAGE, "POST": (403, 403, 302, 404, 404, 404)},
+    "audit:webhook-deliveries": {"GET": LEAD_PAGE, "POST": NOT_A_PAGE},
+    # Asked after the lead of A removed the hook: a 404 for everyone who may lead at all.
+    "audit:webhook-redeliver": {"GET": NOT_A_PAGE, "POST": (403, 403, 404, 404, 404, 404)},
+    "audit:workspace-webhooks": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
     "audit:set-edit": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
     "audit:set-calibration": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
     "audit:reviewer-pause": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},

@@ -17,9 +17,11 @@ import httpx2
 import pytest
 
 from audit import services
-from audit.models import Claim
+from audit.models import Claim, Webhook, WebhookDelivery
+from audit.services.webhooks import webhook_deliver
 from tests.conftest import FIXTURES, ROOT, gold_by_agreement, import_file
 from tests.factories import AuditSetFactory, UserFactory, submit_sheet
+from tests.test_webhooks import receiver  # noqa: F401  (the loopback receiver)
 
 # This checkout's client, whether or not `.ci/setup` installed it.
 sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
@@ -562,3 +564,45 @@ def test_pulls_send_their_filters_and_a_datetime_as_iso(pauses):
         "batch": "7",
     }
     assert dict(calls[1].url.params) == {"updated_since": "2026-12-01T09:30:00Z", "system": "v1"}
+
+
+@pytest.mark.usefixtures("egress_loopback")
+def test_a_leads_webhooks_through_the_client(lead, reviewer_a, live_server, receiver):  # noqa: F811
+    audit_set = AuditSetFactory(name="Hooked")
+    with Client(live_server.url, _token(lead), retries=0) as client:
+        made = client.webhook_create("Hooked", receiver.url, ["claim.adjudicated"])
+        hook = Webhook.objects.get()
+        assert made["secret"] == hook.secret
+        assert [h["id"] for h in client.webhooks("Hooked")] == [hook.pk]
+        assert "secret" not in client.webhooks("Hooked")[0]
+        with pytest.raises(Invalid):
+            client.webhook_create("Hooked", "ftp://example.org/", ["claim.adjudicated"])
+        slug = audit_set.workspace.slug
+        everywhere = client.webhook_create(None, receiver.url, ["set.reviewed"], workspace=slug)
+        assert (everywhere["set"], everywhere["workspace"]) == (None, slug)
+        assert [h["id"] for h in client.webhooks(workspace=slug)] == [everywhere["id"]]
+        client.webhook_delete(everywhere["id"])
+        assert client.webhooks(workspace=slug) == []
+
+        delivery = WebhookDelivery(webhook=hook, event="claim.adjudicated")
+        delivery.body = json.dumps({"delivery": str(delivery.uuid)})
+        delivery.save()
+        webhook_deliver(delivery_id=delivery.pk)
+        (listed,) = client.deliveries(hook.pk)
+        assert (listed["uuid"], listed["status"]) == (str(delivery.uuid), "delivered")
+        assert [a["response_code"] for a in listed["attempt_log"]] == [200]
+        assert client.redeliver(hook.pk, listed["uuid"])["status"] == "pending"
+        webhook_deliver(delivery_id=delivery.pk)
+        assert [h["Citeaudit-Delivery"] for h, _ in receiver.received] == [listed["uuid"]] * 2
+        with pytest.raises(NotFound):
+            client.redeliver(hook.pk, "00000000-0000-0000-0000-000000000000")
+
+    with (
+        Client(live_server.url, _token(reviewer_a), retries=0) as reviewer,
+        pytest.raises((Forbidden, NotFound)),
+    ):
+        reviewer.webhook_delete(hook.pk)
+    assert Webhook.objects.filter(pk=hook.pk).exists()
+    with Client(live_server.url, _token(lead), retries=0) as client:
+        client.webhook_delete(hook.pk)
+    assert not Webhook.objects.filter(audit_set=audit_set).exists()

@@ -112,7 +112,8 @@ def test_a_lead_registers_a_webhook_and_sees_its_secret(client_for, lead, handma
     )
 
     hook = Webhook.objects.get()
-    assert response.url == url
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
     assert (hook.audit_set, hook.url, hook.events, hook.created_by) == (
         handmade,
         "https://ci.example.org/hook",
@@ -120,8 +121,11 @@ def test_a_lead_registers_a_webhook_and_sees_its_secret(client_for, lead, handma
         lead,
     )
     assert len(hook.secret) == 64
+    # The secret is on the answer to its creation only, as a new token's is.
+    assert hook.secret in response.content.decode()
     page = client.get(url).content.decode()
-    assert hook.secret in page and "Nothing sent yet." in page
+    assert hook.secret not in page and "Nothing sent yet." in page
+    assert "shown once, when the webhook was added" in page
 
 
 @pytest.mark.parametrize(
@@ -202,6 +206,7 @@ def test_an_adjudication_is_posted_signed_and_retried_after_a_500(
     assert headers["Content-Type"] == "application/json"
     sent = json.loads(body)
     assert sent.pop("timestamp")
+    assert sent.pop("delivery") == str(delivery.uuid) == headers["Citeaudit-Delivery"]
     assert sent == {
         "event": "claim.adjudicated",
         "set": opened.pk,
@@ -212,7 +217,7 @@ def test_an_adjudication_is_posted_signed_and_retried_after_a_500(
     }
     page = client_for(lead).get(reverse("audit:set-webhooks", args=[opened.pk])).content.decode()
     assert '<td>Delivered</td><td class="num">2</td><td class="num">200</td>' in page
-    assert hook.secret in page
+    assert hook.secret not in page
 
 
 def test_a_delivery_gives_up_after_the_last_attempt(

@@ -20,7 +20,7 @@ from audit.models.calibration import (
 )
 from audit.models.choices import Judgment, Severity
 from audit.models.claims import QUEUE_ORDER, Claim, ClaimCheck, Rater, RaterLabel, ReviewStatus
-from audit.models.jobs import IdempotencyKey, Job, Webhook, WebhookDelivery
+from audit.models.jobs import IdempotencyKey, Job, Webhook, WebhookAttempt, WebhookDelivery
 from audit.models.judges import (
     Judge,
     JudgeAcceptance,
@@ -85,6 +85,7 @@ __all__ = [
     "Severity",
     "SheetFact",
     "Webhook",
+    "WebhookAttempt",
     "WebhookDelivery",
     "Workspace",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -115,7 +117,17 @@ class Webhook(models.Model):
         DECISION_CHANGED = "decision.changed", "Release decision changed"
         IMPORT_FINISHED = "import.finished", "Import finished"
 
-    audit_set = models.ForeignKey(AuditSet, on_delete=models.CASCADE, related_name="webhooks")
+    # A set's hook, or a workspace's: fired for every set of it, those made later included.
+    audit_set = models.ForeignKey(
+        AuditSet, null=True, blank=True, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    workspace = models.ForeignKey(
+        "audit.Workspace",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="webhooks",
+    )
     url = models.URLField(max_length=500)
     # Signs every body (HMAC-SHA256); kept readable because each delivery needs it, and
     # shown to the set's leads so the receiver can check the signature.
@@ -128,9 +140,18 @@ class Webhook(models.Model):
 
     class Meta:
         ordering = ["pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    models.Q(audit_set__isnull=False, workspace__isnull=True)
+                    | models.Q(audit_set__isnull=True, workspace__isnull=False)
+                ),
+                name="webhook_set_or_workspace",
+            )
+        ]
 
     def __str__(self) -> str:
-        return f"{self.audit_set} → {self.url}"
+        return f"{self.audit_set or self.workspace} → {self.url}"
 
 
 class WebhookDelivery(models.Model):
@@ -142,6 +163,9 @@ class WebhookDelivery(models.Model):
         FAILED = "failed", "Failed"
 
     webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    # Sent as the Citeaudit-Delivery header and in the body; the same on every attempt and
+    # redelivery, so a receiver can drop what it has seen.
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     event = models.CharField(max_length=40)
     # The bytes that were signed, sent unchanged by every attempt.
     body = models.TextField()
@@ -152,6 +176,11 @@ class WebhookDelivery(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # A worker sending it holds it until then: another worker finding the hook's oldest
+    # pending delivery claimed waits rather than send a later one first.
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    # When a lead last asked for it to be sent again (its attempts counted afresh from then).
+    redelivered_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -160,3 +189,24 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} → {self.webhook.url} ({self.status})"
+
+
+class WebhookAttempt(models.Model):
+    """One try at sending a delivery: when, what came back (a status or why none), how long.
+    The receiver's body is never read, so none is kept."""
+
+    delivery = models.ForeignKey(
+        WebhookDelivery, on_delete=models.CASCADE, related_name="attempt_log"
+    )
+    at = models.DateTimeField()
+    response_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    redelivery = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+    def __str__(self) -> str:
+        outcome = self.response_code or self.error
+        return f"{self.delivery.uuid} at {self.at:%Y-%m-%d %H:%M:%S} → {outcome}"

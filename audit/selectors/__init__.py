@@ -133,8 +133,10 @@ from audit.selectors.sets import (
     set_skips,
     status_counts,
 )
+from audit.selectors.webhooks import webhook_deliveries
 
 __all__ = [
+    "webhook_deliveries",
     "set_answer_count",
     "set_name_taken",
     "QUEUE_ORDER",

@@ -77,7 +77,13 @@ from audit.services.tokens import (
 )
 from audit.services.validation import ReviewError, SheetIncomplete
 from audit.services.verdicts import VerdictImportSummary, verdicts_import
-from audit.services.webhooks import WebhookRefused, webhook_create, webhook_delete, webhooks_fire
+from audit.services.webhooks import (
+    WebhookRefused,
+    webhook_create,
+    webhook_delete,
+    webhook_redeliver,
+    webhooks_fire,
+)
 
 __all__ = [
     "AtomicPart",
@@ -147,6 +153,7 @@ __all__ = [
     "verdicts_import",
     "webhook_create",
     "webhook_delete",
+    "webhook_redeliver",
     "webhooks_fire",
     "TokenRejected",
     "TokenScopeRefused",

@@ -12,6 +12,8 @@ import hmac
 import json
 import logging
 import secrets
+import time
+import uuid
 from collections.abc import Iterable
 from datetime import timedelta
 from http import HTTPStatus
@@ -21,16 +23,18 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
+from django.db.models import Q
 from django.tasks import task
 from django.utils import timezone
 
 from audit import egress
-from audit.models import AuditSet, Webhook, WebhookDelivery
-from audit.roles import leads
+from audit.models import AuditSet, Webhook, WebhookAttempt, WebhookDelivery, Workspace
+from audit.roles import LEADING, leads, limited_set_id, role_in
 
 logger = logging.getLogger(__name__)
 
 SIGNATURE_HEADER = "X-Citeaudit-Signature"
+DELIVERY_HEADER = "Citeaudit-Delivery"
 
 
 class WebhookRefused(Exception):
@@ -38,9 +42,22 @@ class WebhookRefused(Exception):
     address the server may not send to, no events)."""
 
 
-def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user) -> Webhook:
-    """Register a URL for some events of a set, with a new secret of its own."""
-    _must_lead(user, audit_set)
+def webhook_create(
+    *,
+    url: str,
+    events: Iterable[str],
+    user,
+    audit_set: AuditSet | None = None,
+    workspace: Workspace | None = None,
+) -> Webhook:
+    """Register a URL for some events of a set, or of every set of a workspace (those made
+    later included), with a new secret of its own."""
+    if (audit_set is None) == (workspace is None):
+        raise ValueError("A webhook belongs to a set or to a workspace.")
+    if audit_set is not None:
+        _must_lead(user, audit_set)
+    else:
+        _must_lead_workspace(user, workspace)
     url = url.strip()
     not_web = WebhookRefused(
         f"“{url[:200]}” is not a web address: a webhook URL starts with http:// or https://."
@@ -64,6 +81,7 @@ def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user
         raise WebhookRefused("Choose at least one event.")
     return Webhook.objects.create(
         audit_set=audit_set,
+        workspace=workspace,
         url=url,
         events=events,
         secret=secrets.token_hex(32),
@@ -73,8 +91,21 @@ def webhook_create(*, audit_set: AuditSet, url: str, events: Iterable[str], user
 
 def webhook_delete(*, webhook: Webhook, user) -> None:
     """Remove a webhook and its delivery log; retries already queued find nothing to send."""
-    _must_lead(user, webhook.audit_set)
+    _must_lead_hook(user, webhook)
     webhook.delete()
+
+
+def _must_lead_hook(user, webhook: Webhook) -> None:
+    if webhook.audit_set_id is not None:
+        _must_lead(user, webhook.audit_set)
+    else:
+        _must_lead_workspace(user, webhook.workspace)
+
+
+def _must_lead_workspace(user, workspace: Workspace) -> None:
+    # A token limited to one set leads none of its workspace's other sets.
+    if limited_set_id(user) is not None or role_in(user, workspace.pk) not in LEADING:
+        raise PermissionDenied("Only a lead of the workspace can manage its webhooks.")
 
 
 def _must_lead(user, audit_set: AuditSet) -> None:
@@ -103,27 +134,53 @@ def signature(secret: str, body: bytes) -> str:
 
 
 def webhook_deliver(*, delivery_id: int) -> None:
-    """Make one attempt at a delivery; a failed one queues the next, after a delay that
-    doubles each time, until WEBHOOK_MAX_ATTEMPTS. What the worker's task calls."""
+    """Make one attempt at a delivery, if it is its hook's next; a failed one queues the next
+    try, after a delay that doubles each time, until WEBHOOK_MAX_ATTEMPTS. What the worker's
+    task calls.
+
+    A hook's deliveries go out in the order they were made: only the oldest pending one is
+    sent, claimed under a lock on the hook's row (SELECT FOR UPDATE on PostgreSQL, the write
+    lock SQLite takes for every transaction here), so a second worker finds it claimed and
+    sends nothing. Once it is delivered or given up, the next one is queued."""
+    now = timezone.now()
     with transaction.atomic():
-        delivery = (
-            WebhookDelivery.objects.select_for_update()
-            .select_related("webhook")
-            .filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING)
+        hook = Webhook.objects.select_for_update().filter(deliveries__pk=delivery_id).first()
+        if hook is None:  # its webhook removed
+            return
+        head = (
+            WebhookDelivery.objects.filter(webhook=hook, status=WebhookDelivery.Status.PENDING)
+            .order_by("created_at", "pk")
             .first()
         )
-        if delivery is None:  # delivered already, given up, or its webhook removed
+        if head is None or head.pk != delivery_id:
+            # Delivered already or given up; or an older one still waits: this one is
+            # queued again when that one is done.
             return
-        delivery.attempts += 1
-        attempt = delivery.attempts
-        delivery.save(update_fields=["attempts"])
-    code, error = _post(delivery.webhook, delivery.event, delivery.body.encode())
+        if head.claimed_until and head.claimed_until > now:
+            return  # another worker is sending it
+        head.attempts += 1
+        head.claimed_until = now + timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + 30)
+        head.save(update_fields=["attempts", "claimed_until"])
+    delivery = head
+    attempt = delivery.attempts
+    started = time.monotonic()
+    code, error = _post(hook, delivery, delivery.body.encode())
     delivered = code is not None and 200 <= code < 300
+    at = timezone.now()
+    WebhookAttempt.objects.create(
+        delivery=delivery,
+        at=at,
+        response_code=code,
+        error=error[:500],
+        duration_ms=int((time.monotonic() - started) * 1000),
+        redelivery=delivery.redelivered_at is not None,
+    )
     fields = {
         "response_code": code,
         "error": "" if delivered else error or f"The receiver answered {code}.",
-        "last_attempt_at": timezone.now(),
+        "last_attempt_at": at,
         "next_attempt_at": None,
+        "claimed_until": None,
     }
     if delivered:
         fields["status"] = WebhookDelivery.Status.DELIVERED
@@ -131,32 +188,72 @@ def webhook_deliver(*, delivery_id: int) -> None:
         fields["status"] = WebhookDelivery.Status.FAILED
     else:
         delay = settings.WEBHOOK_RETRY_SECONDS * 2 ** (attempt - 1)
-        fields["next_attempt_at"] = timezone.now() + timedelta(seconds=delay)
+        fields["next_attempt_at"] = at + timedelta(seconds=delay)
     WebhookDelivery.objects.filter(pk=delivery.pk).update(**fields)
     if fields["next_attempt_at"] is not None:
         _enqueue(delivery.pk, run_after=fields["next_attempt_at"])
+    else:
+        _next_queue(hook.pk)
+
+
+def webhook_redeliver(*, delivery: WebhookDelivery, user) -> WebhookDelivery:
+    """Send a delivery again, same id and body, as a new round of attempts; it goes out when
+    it is its hook's oldest pending delivery. The page and the API both call this."""
+    _must_lead_hook(user, delivery.webhook)
+    with transaction.atomic():
+        Webhook.objects.select_for_update().filter(pk=delivery.webhook_id).first()
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(
+            status=WebhookDelivery.Status.PENDING,
+            attempts=0,
+            next_attempt_at=None,
+            redelivered_at=timezone.now(),
+        )
+        _next_queue(delivery.webhook_id)
+    delivery.refresh_from_db()
+    return delivery
+
+
+def _next_queue(webhook_id: int) -> None:
+    """Queue the hook's oldest pending delivery, whose turn it now is."""
+    head = (
+        WebhookDelivery.objects.filter(webhook_id=webhook_id, status=WebhookDelivery.Status.PENDING)
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if head is not None:
+        _enqueue(head)
 
 
 def _hooks(audit_set_id: int) -> dict[int, list[str]]:
-    return dict(Webhook.objects.filter(audit_set_id=audit_set_id).values_list("pk", "events"))
+    """The set's own hooks and its workspace's (read when the event fires, so a set an
+    import made a moment ago has them too)."""
+    workspace = AuditSet.objects.filter(pk=audit_set_id).values("workspace_id")
+    found = Webhook.objects.filter(Q(audit_set_id=audit_set_id) | Q(workspace_id__in=workspace))
+    return dict(found.values_list("pk", "events"))
 
 
 def _deliveries_queue(audit_set_id: int, event: str, data: dict) -> None:
     hooks = [pk for pk, events in _hooks(audit_set_id).items() if event in events]
     if not hooks:
         return
-    body = json.dumps(
-        {
-            "event": event,
-            "set": audit_set_id,
-            "timestamp": timezone.now().isoformat(),
-            **data,
-        },
-        sort_keys=True,
-    )
+    timestamp = timezone.now().isoformat()
     for pk in hooks:
-        delivery = WebhookDelivery.objects.create(webhook_id=pk, event=event, body=body)
-        _enqueue(delivery.pk)
+        delivery_id = uuid.uuid4()
+        body = json.dumps(
+            {
+                "event": event,
+                "delivery": str(delivery_id),
+                "set": audit_set_id,
+                "timestamp": timestamp,
+                **data,
+            },
+            sort_keys=True,
+        )
+        with transaction.atomic():
+            WebhookDelivery.objects.create(webhook_id=pk, uuid=delivery_id, event=event, body=body)
+            # Its turn only if nothing older of the hook is pending.
+            _next_queue(pk)
 
 
 @task
@@ -170,7 +267,7 @@ def _enqueue(delivery_id: int, run_after=None) -> None:
     transaction.on_commit(lambda: queued.enqueue(delivery_id))
 
 
-def _post(webhook: Webhook, event: str, body: bytes) -> tuple[int | None, str]:
+def _post(webhook: Webhook, delivery: WebhookDelivery, body: bytes) -> tuple[int | None, str]:
     """One attempt, through the guard: the address checked again after DNS, no redirect
     (the signed body goes to the registered URL only), WEBHOOK_TIMEOUT_SECONDS for the whole
     delivery, and the receiver's answer not read past its status."""
@@ -185,7 +282,8 @@ def _post(webhook: Webhook, event: str, body: bytes) -> tuple[int | None, str]:
             headers={
                 "Content-Type": "application/json",
                 "User-Agent": "Citeaudit-Webhook/1",
-                "X-Citeaudit-Event": event,
+                "X-Citeaudit-Event": delivery.event,
+                DELIVERY_HEADER: str(delivery.uuid),
                 SIGNATURE_HEADER: signature(webhook.secret, body),
             },
         )

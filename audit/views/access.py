@@ -24,8 +24,8 @@ from django.shortcuts import render
 from django_htmx.middleware import HtmxDetails
 
 from audit import selectors
-from audit.models import Answer, AuditSet, Claim, Webhook
-from audit.roles import is_lead, leads
+from audit.models import Answer, AuditSet, Claim, Webhook, Workspace
+from audit.roles import is_lead, lead_workspaces, leads, limited_set_id
 
 LEAD_ONLY = "This page is for leads. Reviewers see their own claims from the home page."
 
@@ -62,8 +62,21 @@ def get_webhook_for_lead(request: HttpRequest, pk: int) -> Webhook:
     webhook = Webhook.objects.filter(pk=pk).first()
     if webhook is None:
         raise Http404("No such webhook.")
-    _set_or_404(request, webhook.audit_set_id)
+    if webhook.audit_set_id is not None:
+        _set_or_404(request, webhook.audit_set_id)
+    else:
+        get_workspace_for_lead(request, webhook.workspace.slug)
     return webhook
+
+
+def get_workspace_for_lead(request: HttpRequest, slug: str) -> Workspace:
+    """A workspace the user leads or owns; a token limited to one set leads no workspace.
+    Any other workspace is a 404."""
+    require_lead(request)
+    workspace = lead_workspaces(request.user).filter(slug=slug).first()
+    if workspace is None or limited_set_id(request.user) is not None:
+        raise Http404("No such workspace.")
+    return workspace
 
 
 def get_answer_for_user(request: HttpRequest, pk: int) -> Answer:

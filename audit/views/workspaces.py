@@ -72,6 +72,7 @@ def workspace_list(request: HtmxHttpRequest) -> HttpResponse:
             "workspace": w,
             "role": Membership.Role(mine[w.pk]).label if w.pk in mine else "Site administrator",
             "owns": roles.owns(request.user, w),
+            "leads": roles.role_in(request.user, w.pk) in roles.LEADING,
         }
         for w in workspaces.order_by("name")
     ]

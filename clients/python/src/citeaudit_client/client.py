@@ -43,6 +43,8 @@ RETRY_ERRORS = (httpx2.NetworkError, httpx2.TimeoutException, httpx2.RemoteProto
 # The longest pause between tries, whatever a Retry-After asks.
 MAX_PAUSE = 120.0
 PAGE_SIZE = 100
+# What the server sends of a hook's deliveries at a time.
+DELIVERIES_PAGE = 100
 
 # What push and verdicts_push send: a path, the bytes of a file, an open binary file, or
 # records (dicts) written as JSON Lines.
@@ -348,6 +350,58 @@ class Client:
         `changed` counts the claims that changed."""
         body = {"claims": list(claims), "control": control}
         return self._request("POST", f"sets/{self._set_id(set)}/controls", json=body).json()
+
+    def webhooks(
+        self,
+        set: SetRef | None = None,  # noqa: A002
+        *,
+        workspace: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """A set's webhooks, or with `workspace` (its slug) the workspace's own, fired for
+        every set of it: `id`, `url`, `events`, `created_at`, never their secrets."""
+        return self._get(self._hooks_path(set, workspace))
+
+    def webhook_create(
+        self,
+        set: SetRef | None,  # noqa: A002
+        url: str,
+        events: Sequence[str],
+        *,
+        workspace: str | None = None,
+    ) -> dict[str, Any]:
+        """Add a webhook for these events to a set, or (`set=None, workspace=slug`) to every
+        set of a workspace. The answer's `secret` signs every delivery and is shown this
+        once: keep it."""
+        body = {"url": url, "events": list(events)}
+        return self._request("POST", self._hooks_path(set, workspace), json=body).json()
+
+    def _hooks_path(self, set: SetRef | None, workspace: str | None) -> str:  # noqa: A002
+        if (set is None) == (workspace is None):
+            raise ValueError("Name a set or a workspace.")
+        if workspace is not None:
+            return f"workspaces/{workspace}/webhooks"
+        return f"sets/{self._set_id(set)}/webhooks"
+
+    def webhook_delete(self, id: int) -> None:  # noqa: A002
+        """Remove a webhook and its deliveries."""
+        self._request("DELETE", f"webhooks/{id}")
+
+    def deliveries(self, webhook: int) -> Iterator[dict[str, Any]]:
+        """A webhook's deliveries, newest first: `uuid` (the Citeaudit-Delivery header),
+        `event`, `status`, `attempts`, `response_code` and every attempt (`attempt_log`)."""
+        offset = 0
+        while True:
+            rows = self._get(f"webhooks/{webhook}/deliveries", offset=offset)
+            yield from rows
+            if len(rows) < DELIVERIES_PAGE:
+                return
+            offset += len(rows)
+
+    def redeliver(self, webhook: int, delivery: str) -> dict[str, Any]:
+        """Send a delivery again, with the same `uuid` and body; it is queued and goes out
+        after any earlier delivery of the hook still pending."""
+        path = f"webhooks/{webhook}/deliveries/{delivery}/redeliver"
+        return self._request("POST", path).json()
 
     def adjudication_queue(
         self,
