@@ -7,21 +7,22 @@ import dataclasses
 from enum import StrEnum
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils.cache import patch_cache_control
 from django.utils.http import content_disposition_header
 from django.utils.text import slugify
-from ninja import File, Schema
+from ninja import File, Query, Schema
 from ninja.errors import HttpError
 from ninja.files import UploadedFile
+from ninja.responses import Status
 from pydantic import BaseModel, ConfigDict
 
 from audit import selectors, services
 from audit.api.base import api, plain, refusals, streamed
+from audit.api.jobs import JobOut, job_out
 from audit.formats import FormatError
-from audit.formats.reading import check_size
-from audit.formats.records import Budget
+from audit.formats.reading import FileTooLarge
+from audit.models import Job
 from audit.selectors import dashboard
 from audit.services.exports import EXPORT_FORMATS, export_stream
 from audit.views import access
@@ -72,30 +73,34 @@ class DecisionOut(Figures):
 
 @api.post(
     "/sets/{set_id}/verdicts",
-    response={200: VerdictsOut, **refusals(403, 404, 413, 422)},
+    response={200: VerdictsOut, 202: JobOut, **refusals(403, 404, 413, 422)},
     tags=["verdicts"],
     url_name="verdicts",
 )
-def verdicts_push(request: HttpRequest, set_id: int, file: File[UploadedFile]) -> dict:
-    """An automatic judge's verdicts, in the verdicts upload's format; all or nothing."""
+def verdicts_push(
+    request: HttpRequest,
+    set_id: int,
+    file: File[UploadedFile],
+    run_as_job: bool = Query(False, alias="async"),
+) -> Status | dict:
+    """An automatic judge's verdicts, in the verdicts upload's format; all or nothing. A
+    small file is stored at once (200, the summary, up to WEB_IMPORT_MAX_VERDICTS); a big
+    one, or any with `?async=true`, is queued as a job with no bound on its verdicts (202,
+    the job: follow it at /jobs/{id}; a refused line fails it, naming the line, and
+    nothing is stored)."""
     audit_set = access.get_set_for_lead(request, set_id)
-    name = file.name or "verdicts"
     try:
-        check_size(file.size, name, settings.IMPORT_MAX_WHOLE_BYTES)
-    except FormatError as error:
+        result = services.verdicts_push(
+            audit_set=audit_set, upload=file, user=request.user, as_job=run_as_job
+        )
+    except FileTooLarge as error:
         # Too large, as for an import: 413, not a refusal of its content.
         raise HttpError(413, str(error)) from None
-    try:
-        summary = services.verdicts_import(
-            audit_set=audit_set,
-            data=file.read(settings.IMPORT_MAX_WHOLE_BYTES + 1),
-            filename=name,
-            max_bytes=settings.IMPORT_MAX_WHOLE_BYTES,
-            budget=Budget(name, max_answers=settings.WEB_IMPORT_MAX_VERDICTS, unit="verdicts"),
-        )
     except FormatError as error:
         raise HttpError(422, str(error)) from None
-    return dataclasses.asdict(summary)
+    if isinstance(result, Job):
+        return Status(202, job_out(result))
+    return dataclasses.asdict(result)
 
 
 @api.get(

@@ -186,12 +186,16 @@ class Where:
         return FormatError(self.filename, self.location, field, message)
 
 
+class FileTooLarge(FormatError):
+    """A file over a size limit: refused for its size, not its content (the API's 413)."""
+
+
 def check_size(size: int, filename: str, max_bytes: int) -> None:
-    """Raise for a file of `size` bytes over the limit, naming both. An upload is read only
-    to one byte past the limit, so a page checks the upload's own size first: the bytes it
-    read would name the limit plus one as the file's size."""
+    """Raise FileTooLarge for a file of `size` bytes over the limit, naming both. An upload
+    is read only to one byte past the limit, so a page checks the upload's own size first:
+    the bytes it read would name the limit plus one as the file's size."""
     if size > max_bytes:
-        raise FormatError(
+        raise FileTooLarge(
             filename,
             "",
             "",

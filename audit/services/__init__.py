@@ -76,7 +76,7 @@ from audit.services.tokens import (
     token_revoke,
 )
 from audit.services.validation import ReviewError, SheetIncomplete
-from audit.services.verdicts import VerdictImportSummary, verdicts_import
+from audit.services.verdicts import VerdictImportSummary, verdicts_import, verdicts_push
 from audit.services.webhooks import (
     WebhookRefused,
     webhook_create,
@@ -151,6 +151,7 @@ __all__ = [
     "sheet_save",
     "sheet_submit",
     "verdicts_import",
+    "verdicts_push",
     "webhook_create",
     "webhook_delete",
     "webhook_redeliver",

@@ -9,11 +9,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import batched
 
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
+from audit.formats.reading import check_size
 from audit.formats.records import Budget, FormatError
 from audit.formats.verdicts import Verdict, parse_verdicts
-from audit.models import Answer, AuditSet, Claim, ImportBatch, Rater, RaterLabel
+from audit.models import Answer, AuditSet, Claim, ImportBatch, Job, Rater, RaterLabel
+from audit.roles import leads
+from audit.services.jobs import job_verdicts_create
 
 # Verdicts written per query, and between two progress reports of a job.
 _BATCH = 1000
@@ -28,6 +33,32 @@ class VerdictImportSummary:
 
 def fold_whitespace(text: str) -> str:
     return " ".join(text.split())
+
+
+def verdicts_push(
+    *, audit_set: AuditSet, upload, user, as_job: bool = False, advice: str = ""
+) -> VerdictImportSummary | Job:
+    """Machine verdicts from an uploaded file, for the upload page and the API alike: a
+    small file is stored at once (a summary), a big one, or any one asked `as_job`, goes to
+    a job with no bound on its verdicts (the job). FormatError names the file, line and
+    field of a refused one (TooBig first for a file over the upload limit); nothing is
+    stored then. Only a lead of the set may push."""
+    if not leads(user, audit_set):
+        raise PermissionDenied("Only a lead of the set can import machine verdicts.")
+    name = upload.name or "verdicts"
+    check_size(upload.size, name, settings.IMPORT_MAX_WHOLE_BYTES)
+    if as_job or upload.size > settings.WEB_DIRECT_MAX_VERDICT_BYTES:
+        return job_verdicts_create(upload=upload, audit_set=audit_set, user=user)
+    return verdicts_import(
+        audit_set=audit_set,
+        data=upload.read(settings.IMPORT_MAX_WHOLE_BYTES + 1),
+        filename=name,
+        max_bytes=settings.IMPORT_MAX_WHOLE_BYTES,
+        # One request stores a bounded number; a job or the command has no bound.
+        budget=Budget(
+            name, max_answers=settings.WEB_IMPORT_MAX_VERDICTS, unit="verdicts", advice=advice
+        ),
+    )
 
 
 def verdicts_import(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count
@@ -16,10 +15,9 @@ from django.urls import reverse
 
 from audit import judgments, selectors, services
 from audit.agreement import BINARY_NOT, ConfusionMatrix
-from audit.formats.reading import check_size
-from audit.formats.records import Budget, FormatError
+from audit.formats.records import FormatError
 from audit.forms import DashboardFilterForm, VerdictUploadForm
-from audit.models import AuditSet, RaterLabel
+from audit.models import AuditSet, Job, RaterLabel
 from audit.selectors import dashboard
 from audit.selectors.dashboard import REVIEWERS, Dashboard, Reviewer
 from audit.views import access, display
@@ -279,29 +277,18 @@ def verdicts_upload(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            check_size(upload.size, upload.name, settings.IMPORT_MAX_WHOLE_BYTES)
-            if upload.size > settings.WEB_DIRECT_MAX_VERDICT_BYTES:
-                # A big file is imported by a job, with no bound on its verdicts.
-                job = services.job_verdicts_create(
-                    upload=upload, audit_set=audit_set, user=request.user
-                )
-                return redirect(job)
-            ctx["summary"] = services.verdicts_import(
+            result = services.verdicts_push(
                 audit_set=audit_set,
-                data=upload.read(settings.IMPORT_MAX_WHOLE_BYTES + 1),
-                filename=upload.name,
-                max_bytes=settings.IMPORT_MAX_WHOLE_BYTES,
-                # One request imports a bounded number; the command has no bound.
-                budget=Budget(
-                    upload.name,
-                    max_answers=settings.WEB_IMPORT_MAX_VERDICTS,
-                    unit="verdicts",
-                    advice=(
-                        ". Import it on the server instead, where there is no such limit: "
-                        "python manage.py import_verdicts FILE --set NAME"
-                    ),
+                upload=upload,
+                user=request.user,
+                advice=(
+                    ". Import it on the server instead, where there is no such limit: "
+                    "python manage.py import_verdicts FILE --set NAME"
                 ),
             )
+            if isinstance(result, Job):
+                return redirect(result)
+            ctx["summary"] = result
         except FormatError as error:
             ctx["error"] = str(error)
             status = 400

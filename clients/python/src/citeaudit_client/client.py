@@ -729,12 +729,31 @@ class Client:
         finally:
             response.close()
 
-    def verdicts_push(self, set: SetRef, file: FileInput) -> dict[str, Any]:  # noqa: A002
-        """An automatic judge's verdicts (the verdicts upload's format), all or nothing;
-        Invalid names the file, line and field of the first problem."""
+    def verdicts_push(
+        self,
+        set: SetRef,  # noqa: A002
+        file: FileInput,
+        *,
+        as_job: bool = False,
+        wait: bool = False,
+        timeout: float | None = None,
+        progress: Progress = None,
+    ) -> dict[str, Any] | Job:
+        """An automatic judge's verdicts (the verdicts upload's format), all or nothing.
+        A small file is stored at once: the summary (`judges`, `created`, `replaced`), or
+        Invalid naming the file, line and field of the first problem. A big file, or any
+        with `as_job=True`, is queued as a job with no bound on its verdicts: the Job, or
+        with `wait=True` the ended Job (a refused line fails it, naming the line)."""
         upload = _Upload(file, "verdicts.jsonl")
         path = f"sets/{self._set_id(set)}/verdicts"
-        return self._request("POST", path, upload=upload).json()
+        params = {"async": "true"} if as_job else None
+        response = self._request("POST", path, upload=upload, params=params)
+        if response.status_code != 202:
+            return response.json()
+        job = Job.from_api(response.json())
+        if wait:
+            return self.job_wait(job.id, timeout=timeout, progress=progress)
+        return job
 
     # --------------------------------------------------------------- agreement, release
 
