@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from audit import selectors, services
 from audit.forms import WebhookForm
-from audit.models import WebhookDelivery
+from audit.models import Webhook, WebhookDelivery
 from audit.services.webhooks import SIGNATURE_HEADER
 from audit.views import access
 from audit.views.access import HtmxHttpRequest
@@ -26,23 +26,7 @@ LOG = 20
 @require_http_methods(["GET", "HEAD", "POST"])
 def set_webhooks(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     audit_set = access.get_set_for_lead(request, pk)
-    form = WebhookForm(request.POST or None)
-    created = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            created = services.webhook_create(
-                audit_set=audit_set,
-                url=form.cleaned_data["url"],
-                events=form.cleaned_data["events"],
-                user=request.user,
-            )
-        except services.WebhookRefused as refusal:
-            form.add_error("url", str(refusal))
-        else:
-            messages.success(
-                request, "Webhook added. Copy its secret below: it is not shown again."
-            )
-            form = WebhookForm()
+    form, created = _form_and_added(request, audit_set=audit_set)
     ctx = {
         "audit_set": audit_set,
         "workspace_hooks": audit_set.workspace.webhooks.count(),
@@ -52,6 +36,26 @@ def set_webhooks(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "signature_header": SIGNATURE_HEADER,
     }
     return _once(access.render_page_or_partial(request, "audit/set_webhooks.html", "hooks", ctx))
+
+
+def _form_and_added(request: HtmxHttpRequest, **owner) -> tuple[WebhookForm, Webhook | None]:
+    """The add form, and the hook a valid post added to `owner` (a set or a workspace)
+    through the one service the API calls too; a refused URL is the form's error."""
+    form = WebhookForm(request.POST or None)
+    if request.method != "POST" or not form.is_valid():
+        return form, None
+    try:
+        created = services.webhook_create(
+            url=form.cleaned_data["url"],
+            events=form.cleaned_data["events"],
+            user=request.user,
+            **owner,
+        )
+    except services.WebhookRefused as refusal:
+        form.add_error("url", str(refusal))
+        return form, None
+    messages.success(request, "Webhook added. Copy its secret below: it is not shown again.")
+    return WebhookForm(), created
 
 
 def _once(response: HttpResponse) -> HttpResponse:
@@ -70,23 +74,7 @@ def workspace_webhooks(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The workspace's own hooks: fired for every set of it, those an import makes later
     included. The same form, URL rules and service as a set's."""
     workspace = access.get_workspace_for_lead(request, slug)
-    form = WebhookForm(request.POST or None)
-    created = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            created = services.webhook_create(
-                workspace=workspace,
-                url=form.cleaned_data["url"],
-                events=form.cleaned_data["events"],
-                user=request.user,
-            )
-        except services.WebhookRefused as refusal:
-            form.add_error("url", str(refusal))
-        else:
-            messages.success(
-                request, "Webhook added. Copy its secret below: it is not shown again."
-            )
-            form = WebhookForm()
+    form, created = _form_and_added(request, workspace=workspace)
     ctx = {
         "workspace": workspace,
         "form": form,
