@@ -46,6 +46,7 @@ from audit.models import (
     ReviewerTally,
     SheetFact,
     Webhook,
+    WebhookAttempt,
     WebhookDelivery,
     Workspace,
 )
@@ -210,6 +211,16 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     list_display = ["pk", "webhook", "event", "status", "attempts", "response_code", "created_at"]
     list_filter = ["status", "event"]
     readonly_fields = [f.name for f in WebhookDelivery._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(WebhookAttempt)
+class WebhookAttemptAdmin(admin.ModelAdmin):
+    # Read-only: each row is one try of a delivery, written as it was sent.
+    list_display = ["pk", "delivery", "at", "response_code", "redelivery"]
+    readonly_fields = [f.name for f in WebhookAttempt._meta.fields]
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -13,7 +13,17 @@ from django.test import Client, override_settings
 
 from audit import services
 from audit.api import api
-from audit.models import Assignment, AuditSet, Claim, Job, JudgeRun, Membership, Workspace
+from audit.models import (
+    Assignment,
+    AuditSet,
+    Claim,
+    Job,
+    JudgeRun,
+    Membership,
+    Webhook,
+    WebhookDelivery,
+    Workspace,
+)
 from audit.services import judges as judge_services
 from tests.conftest import FIXTURES, api_client, import_file
 from tests.factories import UserFactory, default_workspace
@@ -70,6 +80,21 @@ MATRIX: dict[tuple[str, str], tuple[int, int, int, int, int]] = {
     ("/api/v1/judges/{judge_id}/calibration", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/judges/{judge_id}/accept", "POST"): (NO, 403, 403, 409, RO),
     ("/api/v1/claims/{claim_id}/answers-question", "PUT"): (NO, 403, 403, 200, RO),
+    ("/api/v1/sets/{set_id}/webhooks", "GET"): (NO, 403, 403, 200, 200),
+    # Loopback is refused as a webhook's address: the lead's request is checked, not added.
+    ("/api/v1/sets/{set_id}/webhooks", "POST"): (NO, 403, 403, 422, RO),
+    ("/api/v1/workspaces/{slug}/webhooks", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/workspaces/{slug}/webhooks", "POST"): (NO, 403, 403, 422, RO),
+    ("/api/v1/webhooks/{webhook_id}/deliveries", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/webhooks/{webhook_id}/deliveries/{delivery}/redeliver", "POST"): (
+        NO,
+        403,
+        403,
+        202,
+        RO,
+    ),
+    # Last: the lead removes the hook the rows above use.
+    ("/api/v1/webhooks/{webhook_id}", "DELETE"): (NO, 403, 403, 204, RO),
 }
 # The schema and its docs page are public: they describe the API, not any data.
 PUBLIC = ("/api/v1/openapi.json", "/api/v1/docs")
@@ -110,6 +135,10 @@ def world(lead):
     run = JudgeRun.objects.create(
         judge=judge, version=judge_services.judge_current_version(judge), claim_ids=[]
     )
+    hook = Webhook.objects.create(
+        audit_set=audit_set, url="https://hooks.example.org/in", secret="s", events=["x"]
+    )
+    delivery = WebhookDelivery.objects.create(webhook=hook, event="x", body="{}")
     return {
         "clients": {
             "anonymous": Client(),
@@ -125,6 +154,9 @@ def world(lead):
             "fmt": "jsonl",
             "judge_id": judge.pk,
             "run_id": run.pk,
+            "slug": audit_set.workspace.slug,
+            "webhook_id": hook.pk,
+            "delivery": delivery.uuid,
         },
         "set": audit_set,
     }
@@ -154,6 +186,13 @@ def _request(client: Client, path: str, method: str, world: dict):
         # Each caller finds the job queued: a lead cancels it, and then it cannot run
         # again (its upload is gone).
         Job.objects.filter(pk=world["ids"]["job_id"]).update(status=Job.Status.QUEUED)
+        return client.post(url)
+    if method == "DELETE":
+        return client.delete(url)
+    if path.endswith("/webhooks") and method == "POST":
+        body = {"url": "http://127.0.0.1:9/hook", "events": ["set.reviewed"]}
+        return client.post(url, body, content_type="application/json")
+    if path.endswith("/redeliver"):
         return client.post(url)
     if path.endswith("/verdicts"):
         line = b'{"judge": "j", "answer_id": "hm-1-a", "claim_index": 0, "judgment": "unclear"}'
@@ -258,6 +297,14 @@ def test_workspaces_bound_every_operation(world):
     assert AuditSet.objects.get(pk=created.json()["id"]).workspace == other
 
 
+def _fresh_hook(world: dict) -> None:
+    hook = Webhook.objects.create(
+        audit_set=world["set"], url="https://hooks.example.org/in", secret="s", events=["x"]
+    )
+    delivery = WebhookDelivery.objects.create(webhook=hook, event="x", body="{}")
+    world["ids"].update(webhook_id=hook.pk, delivery=delivery.uuid)
+
+
 def test_an_owner_of_the_workspace_and_a_site_admin_may_do_what_its_lead_may(world):
     owner = UserFactory(username="owner_a")
     Membership.objects.create(workspace=default_workspace(), user=owner, role="owner")
@@ -265,6 +312,7 @@ def test_an_owner_of_the_workspace_and_a_site_admin_may_do_what_its_lead_may(wor
     lead_column = {operation: statuses[3] for operation, statuses in MATRIX.items()}
 
     for user in (owner, admin):
+        _fresh_hook(world)  # the one before was removed by the DELETE row
         client = api_client(user)
         got = {operation: _request(client, *operation, world).status_code for operation in MATRIX}
         assert got == lead_column, user.username
