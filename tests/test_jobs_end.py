@@ -258,8 +258,9 @@ def test_a_silent_job_is_kept_alive_by_its_heartbeat_and_names_its_worker(lead, 
     # A no-op re-import reports no progress until it ends: only its heartbeat shows that
     # its worker is alive, while the API is asked (and ends lost jobs) throughout. Here it
     # is silent for longer than the (short) stale limit; the heartbeat beats forty times as
-    # often, so a busy machine that delays a beat or two does not lose the job.
-    data = _many(24 * CHUNK)
+    # often, so a busy machine that delays a beat or two does not lose the job. The file is
+    # big enough that its no-op re-import outlasts the limit on an idle machine too.
+    data = _many(48 * CHUNK)
     first = queue_import(lead, data)
     again = queue_import(lead, data)
     client = _api(lead)
@@ -276,7 +277,7 @@ def test_a_silent_job_is_kept_alive_by_its_heartbeat_and_names_its_worker(lead, 
 
     _finish(process, timeout=1)
     again.refresh_from_db()
-    assert (again.status, again.result["skipped"]) == ("succeeded", 24 * CHUNK), again.error
+    assert (again.status, again.result["skipped"]) == ("succeeded", 48 * CHUNK), again.error
     assert {status for status, _ in seen} <= {"queued", "running", "succeeded"}
     # It was silent for longer than the stale limit: the heartbeat is what kept it alive.
     assert sum(status == "running" for status, _ in seen) * 0.1 > SILENT_STALE, seen
