@@ -569,7 +569,12 @@ def _ended(client, job: Job) -> dict | None:
     ENDS_WITHIN seconds."""
 
     def ended() -> dict | None:
-        body = client.get(f"/api/v1/jobs/{job.pk}").json()
+        response = client.get(f"/api/v1/jobs/{job.pk}")
+        if response.status_code == 503:
+            # The database was busy for a moment (the worker writing): ask again, as any
+            # client told Retry-After does. A problem body's `status` is 503, not the job's.
+            return None
+        body = response.json()
         return body if body["status"] != "running" else None
 
     return _wait_for(ended, ENDS_WITHIN, step=0.5)
