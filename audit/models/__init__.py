@@ -38,6 +38,7 @@ from audit.models.review import (
     ReviewerTally,
 )
 from audit.models.sets import Answer, AuditSet, ImportBatch, Passage, Question
+from audit.models.suggestions import Suggestion, SuggestionSource
 from audit.models.workspaces import ApiToken, Invitation, Membership, Workspace
 
 __all__ = [
@@ -84,6 +85,8 @@ __all__ = [
     "ReviewerTally",
     "Severity",
     "SheetFact",
+    "Suggestion",
+    "SuggestionSource",
     "Webhook",
     "WebhookAttempt",
     "WebhookDelivery",

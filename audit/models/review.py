@@ -134,6 +134,12 @@ class AuditSheet(JudgmentFields):
     # Reopened while every other sheet of the claim was in: the reviewer may have learnt
     # something since, so the claim goes to a lead instead of becoming unanimous gold.
     reopened_after_all_in = models.BooleanField(default=False)
+    # Whether the review page withheld suggestions from this sheet (the set's withheld
+    # share), and which source it showed otherwise ("matcher", "source:<id>", ...):
+    # recorded as the sheet is saved, so acceptance and anchoring are measured against
+    # what the reviewer saw.
+    suggestions_withheld = models.BooleanField(default=False, db_default=False)
+    suggestion_source_shown = models.CharField(max_length=40, blank=True, default="")
     # The browser tab behind the latest draft save, its per-tab save number, and the version
     # that save produced: a tab's own earlier save is never a conflict (a reload can read
     # the sheet before the save sent on leaving the page arrives), and a late copy of an

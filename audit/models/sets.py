@@ -65,6 +65,23 @@ class AuditSet(models.Model):
     calibration_threshold = models.FloatField(
         default=0.7, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
     )
+    # Which source pre-highlights evidence and suggests unsupported words on the review
+    # page: "matcher" (the built-in one), "judge-run:<id>" or "source:<id>"
+    # (audit.suggestions.SourceKey).
+    suggestion_source = models.CharField(max_length=40, default="matcher")
+    show_suggested_judgment = models.BooleanField(
+        "Show the suggested judgment",
+        default=False,
+        help_text="Off: reviewers see suggested evidence and words, never a suggested verdict.",
+    )
+    # Suggestions are withheld from the claims whose draw (audit.suggestions.withheld) falls
+    # under this share, so the report can compare sheets with and without them. Chosen,
+    # with its seed, before review starts and then fixed.
+    withhold_share = models.FloatField(
+        default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(0.9)]
+    )
+    withhold_seed = models.CharField(max_length=40, blank=True)
+    withhold_chosen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "name"]
