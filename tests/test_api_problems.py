@@ -260,3 +260,72 @@ def test_the_client_carries_the_problem_members(opened, lead):
         [],
     )
     assert missing.value.detail == "No such audit set."
+
+
+# -------------------------------------------------------- every documented refusal is met
+
+
+def _concrete(path: str, operation: dict) -> str:
+    """The path with an id no one has for each id, the first choice of each enum."""
+    for parameter in operation.get("parameters", []):
+        if parameter["in"] != "path":
+            continue
+        schema = parameter.get("schema", {})
+        if "enum" in schema:
+            value = schema["enum"][0]
+        elif schema.get("format") == "uuid":
+            value = "00000000-0000-4000-8000-000000000000"
+        else:
+            value = 987654321
+        path = path.replace("{" + parameter["name"] + "}", str(value))
+    return path
+
+
+def test_every_documented_refusal_status_is_met_by_a_request_above():
+    # Each status that any operation documents is answered by a real request in SPECIFIC.
+    documented = {
+        int(status)
+        for _name, operation in _operations(_schema())
+        for status in operation["responses"]
+        if int(status) >= 400
+    }
+    assert documented <= {row[0] for row in SPECIFIC}
+
+
+def test_each_operation_answers_the_refusals_it_documents_for_a_stranger(opened, lead):
+    """Every operation, called as it documents: without a token it answers 401; a NUL in a
+    query answers 400; where it documents 404, an id no one has answers 404; where it
+    documents 403, a read-only token on a write answers 403 (or 404: no such set). Every
+    one of them as problem details."""
+    write = api_client(lead, scope="write")
+    read = api_client(lead, scope="read")
+    anonymous = DjangoClient()
+    wrong = []
+    operations = 0
+    for path, methods in _schema()["paths"].items():
+        for method, operation in methods.items():
+            operations += 1
+            name = f"{method.upper()} {path}"
+            statuses = {int(s) for s in operation["responses"] if int(s) >= 400}
+            url = _concrete(path, operation)
+            assert "{" not in url, f"no stand-in for a parameter of {path}"
+
+            def expect(client, allowed, what, *, url=url, method=method, name=name):
+                answer = client.generic(method.upper(), url, b"{}", content_type="application/json")
+                if answer.status_code not in allowed:
+                    wrong.append((name, what, answer.status_code))
+                elif answer["Content-Type"] != problems.CONTENT_TYPE:
+                    wrong.append((name, what, answer["Content-Type"]))
+
+            expect(anonymous, {401}, "no token")
+            expect(write, {400}, "NUL", url=url + "?q=a%00b")
+            # An operation that needs a body or a query parameter checks it first (422).
+            needs_input = "requestBody" in operation or any(
+                p.get("required") and p["in"] == "query" for p in operation.get("parameters", [])
+            )
+            if 404 in statuses and url != path:
+                expect(write, {404, 422} if needs_input else {404}, "unknown id")
+            if 403 in statuses and method != "get":
+                expect(read, {403, 404}, "read-only token")
+    assert operations >= 25
+    assert wrong == [], wrong
