@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django_tables2 import RequestConfig
@@ -21,7 +22,7 @@ from audit.filters import AdjudicationQueueFilter
 from audit.forms import AdjudicationForm, AdjudicationSettingsForm
 from audit.models import Adjudication, AuditSheet, Claim, Job, Passage, Severity
 from audit.tables import AdjudicationQueueTable
-from audit.views import access, calibration, display
+from audit.views import access, calibration, display, held
 from audit.views.access import HtmxHttpRequest
 
 PER_PAGE = 50
@@ -132,9 +133,19 @@ def adjudicate_save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             numbers_override_reason=data["numbers_override_reason"],
         )
     except services.StaleAdjudication as stale:
-        return _render_adjudication(
-            request, claim, form=form, problems=[str(stale)], stale=True, status=409
-        )
+        gold = Adjudication.objects.filter(claim=claim).first()
+        # The same save sent again after its answer was lost (the connection dropped) is
+        # done: the lead goes on as if the first answer had arrived.
+        if not (
+            gold is not None
+            and gold.lead_id == request.user.pk
+            and gold.version == data["version"] + 1
+            and (take is None or gold.from_sheet_id == take)
+            and (take is not None or gold.judgment == form.gold_data().judgment)
+        ):
+            return _render_adjudication(
+                request, claim, form=form, problems=[str(stale)], stale=True, status=409
+            )
     except services.SheetIncomplete as incomplete:
         return _render_adjudication(request, claim, form=form, problems=incomplete.problems)
     except services.ReviewError as error:
@@ -145,10 +156,16 @@ def adjudicate_save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         audit_set=audit_set, after=claim, viewer=request.user
     )
     if next_id is None:
-        messages.success(request, f"Gold saved ({label}). The queue is empty.")
-        return redirect("audit:adjudication-queue", audit_set.pk)
-    messages.success(request, f"Gold saved ({label}). Here is the next claim in the queue.")
-    return redirect("audit:adjudicate", next_id)
+        return held.go_next(
+            request,
+            reverse("audit:adjudication-queue", args=[audit_set.pk]),
+            f"Gold saved ({label}). The queue is empty.",
+        )
+    return held.go_next(
+        request,
+        reverse("audit:adjudicate", args=[next_id]),
+        f"Gold saved ({label}). Here is the next claim in the queue.",
+    )
 
 
 # --------------------------------------------------------------------------- history
@@ -531,7 +548,13 @@ def _render_adjudication(
         ],
     )
     top_level = list(answer.claims.filter(parent__isnull=True).order_by("order"))
+    following = selectors.next_in_adjudication_queue(
+        audit_set=audit_set, after=claim, viewer=request.user
+    )
     ctx = {
+        "prefetch": held.is_prefetch(request),
+        # The claim a save opens next, fetched ahead by the page's script.
+        "next_url": reverse("audit:adjudicate", args=[following]) if following else "",
         "audit_set": audit_set,
         "answer": answer,
         "claim": claim,

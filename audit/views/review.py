@@ -20,7 +20,7 @@ from audit import judgments, matching, selectors, services, unsupported
 from audit.forms import ClaimSplitForm, FlagForm, SheetForm, SkipForm
 from audit.models import AuditSheet, Claim, ClaimSkip, GuidelineFlag
 from audit.roles import is_lead
-from audit.views import access, calibration, display
+from audit.views import access, calibration, display, held
 from audit.views.access import HtmxHttpRequest
 
 TAB_ID = re.compile(r"[A-Za-z0-9-]{8,40}")
@@ -164,22 +164,56 @@ def review_submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         if kept is None:
             return _render_review(request, claim, sheet, form=form, problems=incomplete.problems)
         return _render_review(request, claim, kept, problems=incomplete.problems)
-    except services.StaleSheet as stale:
-        return _render_review(
-            request, claim, sheet, form=form, problems=[str(stale)], stale=True, status=409
-        )
     except services.ReviewError as error:
-        return _render_review(request, claim, sheet, form=form, problems=[str(error)], status=400)
+        # The same submit sent again after its answer was lost (the connection dropped) is
+        # done: the reviewer goes on as if the first answer had arrived.
+        if not _submitted_as_posted(claim, request, form):
+            stale = isinstance(error, services.StaleSheet)
+            return _render_review(
+                request,
+                claim,
+                sheet,
+                form=form,
+                problems=[str(error)],
+                stale=stale,
+                status=409 if stale else 400,
+            )
+        sheet = selectors.reviewer_sheet(claim=claim, reviewer=request.user)
     audit_set = claim.answer.audit_set
     if audit_set.is_training and selectors.training_gold(claim=claim, sheet=sheet) is not None:
-        messages.success(request, "Submitted. Here is gold for this claim and the lead’s reason.")
-        return redirect("audit:review-claim", claim.pk)
+        return held.go_next(
+            request,
+            reverse("audit:review-claim", args=[claim.pk]),
+            "Submitted. Here is gold for this claim and the lead’s reason.",
+        )
     next_id = selectors.next_claim_id(reviewer=request.user, audit_set=audit_set, after=claim)
     if next_id is None:
-        messages.success(request, f"Submitted. You have judged every claim in “{audit_set.name}”.")
-        return redirect("audit:home")
-    messages.success(request, "Submitted. Here is your next claim.")
-    return redirect("audit:review-claim", next_id)
+        return held.go_next(
+            request,
+            reverse("audit:home"),
+            f"Submitted. You have judged every claim in “{audit_set.name}”.",
+        )
+    return held.go_next(
+        request,
+        reverse("audit:review-claim", args=[next_id]),
+        "Submitted. Here is your next claim.",
+    )
+
+
+def _submitted_as_posted(claim: Claim, request: HtmxHttpRequest, form: SheetForm) -> bool:
+    """Whether this reviewer's sheet is submitted, by the submit of the version posted and
+    with what was posted: a second copy of one submit, never a different one."""
+    stored = selectors.reviewer_sheet(claim=claim, reviewer=request.user)
+    data = form.sheet_data()
+    return (
+        stored.pk is not None
+        and stored.status == AuditSheet.Status.SUBMITTED
+        and stored.version == form.cleaned_data["version"] + 1
+        and stored.judgment == data.judgment
+        and {judgments.stored_key(e) for e in stored.evidence}
+        == {judgments.evidence_key(e.passage, e.start, e.end) for e in data.evidence}
+        and stored.notes == data.notes
+    )
 
 
 @login_required
@@ -524,6 +558,7 @@ def _render_review(
     submitted = sheet.status == AuditSheet.Status.SUBMITTED
     definitions = judgments.judgment_definitions(audit_set.guidelines)
     ctx = {
+        "prefetch": held.is_prefetch(request),
         "audit_set": audit_set,
         "answer": answer,
         "claim": claim,

@@ -24,7 +24,9 @@ function tabStore(key, value) {
 
 // Every page load in this tab takes the next number, so a page can tell whether it is
 // the very next one after the page that left something for it.
-const PAGE_NUMBER = (Number(tabStored("citeaudit.page")) || 0) + 1;
+// `var`, as for every name at the top of this file: the next claim, shown in place of this
+// one (its page written into this window), runs this script again in the same global scope.
+var PAGE_NUMBER = (Number(tabStored("citeaudit.page")) || 0) + 1;
 tabStore("citeaudit.page", String(PAGE_NUMBER));
 
 // Unsaved changes left on leaving a review page are only for a reload of that page: any
@@ -37,7 +39,7 @@ if (!document.getElementById("sheet-form")) tabStore("citeaudit.pending", null);
  * Python counts). A selection is read back as offsets through them, and marks are painted
  * by cutting pieces further and setting classes: text only ever goes into text nodes.
  */
-const Spans = (function () {
+var Spans = (function () {
   const WORD = /[\p{L}\p{N}\p{M}_]/u;
 
   function pieces(box) {
@@ -275,6 +277,7 @@ function spanButton(label, className) {
   let retryMs = 0;
   let retryTimer = null;
   let afterSave = null; // what to do once everything is saved (navigate, submit)
+  const ticking = []; // this page's intervals, stopped when the next claim is shown in place
   let lastInput = Date.now();
   // Set while changes left by the previous page of this tab are not yet saved again: the
   // version they were made on, and (for the first try) their save number and fields.
@@ -295,8 +298,9 @@ function spanButton(label, className) {
     tabStore("citeaudit.tab", tabId);
   }
   let numbered = false; // this page has numbered a save
+  let tabs = null;
   if ("BroadcastChannel" in window) {
-    const tabs = new window.BroadcastChannel("citeaudit.tabs");
+    tabs = new window.BroadcastChannel("citeaudit.tabs");
     tabs.onmessage = function (event) {
       const message = event.data || {};
       if (message.hello === tabId) {
@@ -603,6 +607,15 @@ function spanButton(label, className) {
     savedChanges = changes; // the full post carries everything: nothing to send on leaving
   });
 
+  // The next claim shown in place of this page ("held ahead", below): this page's timers
+  // and channel end with it.
+  window.addEventListener("citeaudit:replaced", function () {
+    ticking.forEach(clearInterval);
+    clearTimeout(timer);
+    clearTimeout(retryTimer);
+    if (tabs) tabs.close();
+  });
+
   // Logging out ends the session the save on leaving would need: save first.
   const logout = document.querySelector("form.logout");
   if (logout) {
@@ -710,15 +723,15 @@ function spanButton(label, className) {
       { passive: true, capture: true }
     );
   });
-  setInterval(function () {
+  ticking.push(setInterval(function () {
     if (readOnly) return;
     if (document.visibilityState === "visible" && Date.now() - lastInput < IDLE_AFTER_MS) {
       activeSeconds += 1;
     }
-  }, 1000);
-  setInterval(function () {
+  }, 1000));
+  ticking.push(setInterval(function () {
     if (activeSeconds >= 30 && stored && !inflight && !timer && !retryTimer && !stale && !readOnly) save();
-  }, HEARTBEAT_MS);
+  }, HEARTBEAT_MS));
 
   // ---- evidence: whole sentences (checkboxes) and parts of passages (listed under them)
   const countBox = document.getElementById("evidence-count");
@@ -1457,3 +1470,122 @@ function spanButton(label, className) {
     }
   });
 })();
+
+/* ============================================================ the next claim, held ahead ==
+ * A form with data-next-url (a reviewer's sheet, a lead's adjudication) fetches the page of
+ * the claim that follows while this one is worked on. Its saving buttons (data-held-submit)
+ * post in the background, and when the server confirms that the claim that follows is the
+ * one held, that page is shown at once, in place, instead of loaded only then. Anything else
+ * the server answers (what stopped the save, a queue that changed meanwhile) is shown as the
+ * plain form post would have shown it. A save whose answer never arrives is said so; sent
+ * again, the server knows it for the same save and does not make it twice.
+ */
+(function () {
+  const form = document.querySelector("form[data-next-url]");
+  if (!form || !form.dataset.nextUrl || !window.fetch || !window.DOMParser) return;
+  const HOLD_MS = 120000; // older than this, the held page may be out of date: fetch again
+  const nextUrl = form.dataset.nextUrl;
+  const pagePath = window.location.pathname;
+  let heldPage = null;
+  let heldAt = 0;
+  let posting = false;
+
+  function held() {
+    return heldPage !== null && Date.now() - heldAt < HOLD_MS;
+  }
+
+  function hold() {
+    fetch(nextUrl, { credentials: "same-origin", headers: { "X-Citeaudit-Prefetch": "1" } })
+      .then(function (response) {
+        const type = response.headers.get("Content-Type") || "";
+        return response.ok && !response.redirected && type.indexOf("text/html") === 0 ? response.text() : null;
+      })
+      .then(function (html) {
+        if (html === null) return;
+        heldPage = html;
+        heldAt = Date.now();
+      })
+      .catch(function () {
+        // Not held: the save loads the next claim as a plain post does.
+      });
+  }
+  window.setTimeout(hold, 300);
+  const refresh = window.setInterval(hold, HOLD_MS - 20000);
+
+  function say(text) {
+    const box = document.getElementById("save-status") || document.getElementById("held-status");
+    if (!box) return;
+    const message = box.querySelector(".save-message") || box;
+    message.textContent = text;
+    box.dataset.state = "error";
+  }
+
+  function show(url, html, message) {
+    window.dispatchEvent(new Event("citeaudit:replaced"));
+    window.clearInterval(refresh);
+    const page = new DOMParser().parseFromString(html, "text/html");
+    if (message) {
+      const list = page.createElement("ul");
+      list.className = "messages";
+      const item = page.createElement("li");
+      item.className = "success";
+      item.textContent = message;
+      list.appendChild(item);
+      const main = page.querySelector("main");
+      if (main) main.insertBefore(list, main.firstChild);
+    }
+    if (url !== window.location.href) window.history.pushState(null, "", url);
+    document.open();
+    document.write("<!doctype html>" + page.documentElement.outerHTML);
+    document.close();
+  }
+
+  function post(button) {
+    posting = true;
+    // A button's formAction is the page's own address when it names none: the form's then.
+    fetch(button.hasAttribute("formaction") ? button.formAction : form.action, {
+      method: "POST",
+      body: new FormData(form, button),
+      credentials: "same-origin",
+      headers: { "X-Citeaudit-Swap": "1", "X-Citeaudit-Prefetched": nextUrl },
+    })
+      .then(function (response) {
+        const type = response.headers.get("Content-Type") || "";
+        if (type.indexOf("application/json") === 0) {
+          return response.json().then(function (answer) {
+            if (answer.swap && heldPage !== null) show(answer.next, heldPage, answer.message);
+            else window.location.assign(answer.next);
+          });
+        }
+        // A page: this claim again with what stopped the save (its address stays the
+        // claim's), or the page a redirect led to.
+        return response.text().then(function (html) {
+          show(response.redirected ? response.url : window.location.href, html, null);
+        });
+      })
+      .catch(function () {
+        posting = false;
+        say("Not saved: the connection dropped. Press the key again (a save that did arrive is not made twice).");
+      });
+  }
+
+  // After the page's own listeners: one that waits for a draft save first cancels this
+  // submit and sends it again once saved.
+  form.addEventListener("submit", function (event) {
+    const button = event.submitter;
+    if (event.defaultPrevented || !button || !button.hasAttribute("data-held-submit")) return;
+    if (!held() && !posting) return; // nothing held: the plain post
+    event.preventDefault();
+    if (!posting) post(button);
+  });
+
+  // Back from a claim shown in place of the one before: the address changed but the page
+  // did not, so load the page the address names.
+  window.addEventListener("popstate", function () {
+    if (window.location.pathname !== pagePath) window.location.reload();
+  });
+})();
+
+// Every part above has run: tests (and a page shown in place of another) can tell a page
+// whose keys and saving work from one still being read.
+document.documentElement.dataset.scripts = "ready";

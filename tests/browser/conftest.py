@@ -79,6 +79,13 @@ def watch_errors(page) -> list[str]:
     return errors
 
 
+def shown(page, url: str) -> None:
+    """Wait until `url` is the page in the window with its scripts run: loaded, or shown
+    in place of the page before it (the next claim, held ahead)."""
+    page.wait_for_url(url)
+    page.wait_for_selector("html[data-scripts=ready]", state="attached")
+
+
 def saved(page) -> None:
     """Wait until the review page says its draft is saved."""
     page.wait_for_selector("#save-status[data-state=saved]")

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from audit import services
 from audit.models import AuditSheet, Claim
 from tests.browser.conftest import saved as _saved
-from tests.browser.conftest import screenshot, watch_bodies, watch_errors
+from tests.browser.conftest import screenshot, shown, watch_bodies, watch_errors
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -436,7 +436,7 @@ def test_back_after_submitting_shows_the_submitted_sheet(new_page, live_server, 
     page.keyboard.press("Escape")
     page.locator("#id_notes").blur()
     page.keyboard.press("s")
-    page.wait_for_url(f"{live_server.url}/claims/{second.pk}/review/")
+    shown(page, f"{live_server.url}/claims/{second.pk}/review/")
 
     page.go_back()
     page.wait_for_selector("#reopen-sheet")
