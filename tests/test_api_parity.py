@@ -49,61 +49,146 @@ HOOKS = "tests/test_api_webhooks.py"
 V1 = "/api/v1"
 FULL_TIME = "Full-time employees are entitled to 25 days of paid annual leave in each leave year."
 
-PARITY: dict[str, str] = {
+# Each operation, as the schema names it under /api/v1, and the test that shows it.
+_TESTS: dict[str, tuple[str, str]] = {
     # answers, claims, sheets and gold
-    f"GET {V1}/sets/{{set_id}}/answers": f"{HERE}::test_answers_are_the_set_pages_rows",
-    f"GET {V1}/sets/{{set_id}}/claims": f"{HERE}::test_claims_are_the_claims_pages_rows_and_a_reviewers_queue",
-    f"GET {V1}/claims/{{claim_id}}": f"{HERE}::test_a_claim_shows_the_sheets_and_gold_its_pages_show",
-    f"GET {V1}/sets/{{set_id}}/sheets": f"{HERE}::test_sheets_are_those_the_adjudication_and_review_pages_show",
-    f"GET {V1}/sets/{{set_id}}/gold": f"{HERE}::test_gold_is_the_gold_the_adjudication_page_shows",
+    "GET /sets/{set_id}/answers": (HERE, "test_answers_are_the_set_pages_rows"),
+    "GET /sets/{set_id}/claims": (
+        HERE,
+        "test_claims_are_the_claims_pages_rows_and_a_reviewers_queue",
+    ),
+    "GET /claims/{claim_id}": (HERE, "test_a_claim_shows_the_sheets_and_gold_its_pages_show"),
+    "GET /sets/{set_id}/sheets": (
+        HERE,
+        "test_sheets_are_those_the_adjudication_and_review_pages_show",
+    ),
+    "GET /sets/{set_id}/gold": (HERE, "test_gold_is_the_gold_the_adjudication_page_shows"),
     # imports and jobs
-    f"POST {V1}/imports": f"{HERE}::test_an_import_through_the_api_stores_what_the_upload_page_stores",
-    f"GET {V1}/jobs": f"{HERE}::test_jobs_are_the_job_list_pages_rows",
-    f"GET {V1}/jobs/{{job_id}}": f"{HERE}::test_a_job_is_its_pages_status_and_progress",
-    f"POST {V1}/jobs/{{job_id}}/cancel": f"{HERE}::test_cancelling_through_the_api_cancels_as_the_page_does",
-    f"POST {V1}/jobs/{{job_id}}/retry": f"{HERE}::test_retrying_through_the_api_queues_as_the_page_does",
+    "POST /imports": (HERE, "test_an_import_through_the_api_stores_what_the_upload_page_stores"),
+    "GET /jobs": (HERE, "test_jobs_are_the_job_list_pages_rows"),
+    "GET /jobs/{job_id}": (HERE, "test_a_job_is_its_pages_status_and_progress"),
+    "POST /jobs/{job_id}/cancel": (
+        HERE,
+        "test_cancelling_through_the_api_cancels_as_the_page_does",
+    ),
+    "POST /jobs/{job_id}/retry": (HERE, "test_retrying_through_the_api_queues_as_the_page_does"),
     # judges
-    f"GET {V1}/sets/{{set_id}}/judges": f"{HERE}::test_judges_are_the_judge_list_pages",
-    f"POST {V1}/sets/{{set_id}}/judges": f"{JUDGES}::test_creating_a_judge_through_the_page_or_the_api_stores_the_same",
-    f"GET {V1}/judges/{{judge_id}}": f"{HERE}::test_a_judge_is_its_detail_pages",
-    f"POST {V1}/judges/{{judge_id}}/versions": f"{JUDGES}::test_a_new_version_and_a_threshold_through_both_doors_store_the_same",
-    f"PUT {V1}/judges/{{judge_id}}/threshold": f"{JUDGES}::test_a_new_version_and_a_threshold_through_both_doors_store_the_same",
-    f"POST {V1}/judges/{{judge_id}}/runs": f"{HERE}::test_a_run_started_through_the_api_is_the_run_the_page_starts",
-    f"GET {V1}/judge-runs/{{run_id}}": f"{JUDGES}::test_a_run_through_the_api_is_a_job_whose_verdicts_the_run_read_pages",
-    f"GET {V1}/judges/{{judge_id}}/calibration": f"{JUDGES}::test_calibration_and_accept_give_the_pages_figures_and_store_the_same_acceptance",
-    f"POST {V1}/judges/{{judge_id}}/accept": f"{JUDGES}::test_calibration_and_accept_give_the_pages_figures_and_store_the_same_acceptance",
-    f"PUT {V1}/claims/{{claim_id}}/answers-question": f"{JUDGES}::test_a_lead_marks_a_claim_as_answering_through_the_api_as_the_list_does",
+    "GET /sets/{set_id}/judges": (HERE, "test_judges_are_the_judge_list_pages"),
+    "POST /sets/{set_id}/judges": (
+        JUDGES,
+        "test_creating_a_judge_through_the_page_or_the_api_stores_the_same",
+    ),
+    "GET /judges/{judge_id}": (HERE, "test_a_judge_is_its_detail_pages"),
+    "POST /judges/{judge_id}/versions": (
+        JUDGES,
+        "test_a_new_version_and_a_threshold_through_both_doors_store_the_same",
+    ),
+    "PUT /judges/{judge_id}/threshold": (
+        JUDGES,
+        "test_a_new_version_and_a_threshold_through_both_doors_store_the_same",
+    ),
+    "POST /judges/{judge_id}/runs": (
+        HERE,
+        "test_a_run_started_through_the_api_is_the_run_the_page_starts",
+    ),
+    "GET /judge-runs/{run_id}": (
+        JUDGES,
+        "test_a_run_through_the_api_is_a_job_whose_verdicts_the_run_read_pages",
+    ),
+    "GET /judges/{judge_id}/calibration": (
+        JUDGES,
+        "test_calibration_and_accept_give_the_pages_figures_and_store_the_same_acceptance",
+    ),
+    "POST /judges/{judge_id}/accept": (
+        JUDGES,
+        "test_calibration_and_accept_give_the_pages_figures_and_store_the_same_acceptance",
+    ),
+    "PUT /claims/{claim_id}/answers-question": (
+        JUDGES,
+        "test_a_lead_marks_a_claim_as_answering_through_the_api_as_the_list_does",
+    ),
     # a lead's review work
-    f"GET {V1}/sets/{{set_id}}/reviewers": f"{LEAD_DOORS}::test_the_reviewers_read_gives_the_progress_pages_rows",
-    f"POST {V1}/sets/{{set_id}}/reviewers": f"{LEAD_DOORS}::test_assigning_through_the_api_writes_the_assignments_the_page_writes",
-    f"POST {V1}/sets/{{set_id}}/reviewers/replace": f"{LEAD_DOORS}::test_replacing_a_reviewer_through_the_api_moves_what_the_page_moves",
-    f"GET {V1}/sets/{{set_id}}/controls": f"{LEAD_DOORS}::test_the_controls_read_gives_the_calibration_pages_rows",
-    f"PATCH {V1}/sets/{{set_id}}/controls": f"{LEAD_DOORS}::test_control_settings_through_the_api_are_those_the_page_saves",
-    f"POST {V1}/sets/{{set_id}}/controls": f"{LEAD_DOORS}::test_marking_controls_through_the_api_marks_what_the_page_marks",
-    f"GET {V1}/sets/{{set_id}}/adjudication": f"{LEAD_DOORS}::test_the_adjudication_queue_lists_the_pages_rows_in_its_order",
-    f"GET {V1}/sets/{{set_id}}/compare": f"{LEAD_DOORS}::test_compare_gives_the_pages_comparison",
+    "GET /sets/{set_id}/reviewers": (
+        LEAD_DOORS,
+        "test_the_reviewers_read_gives_the_progress_pages_rows",
+    ),
+    "POST /sets/{set_id}/reviewers": (
+        LEAD_DOORS,
+        "test_assigning_through_the_api_writes_the_assignments_the_page_writes",
+    ),
+    "POST /sets/{set_id}/reviewers/replace": (
+        LEAD_DOORS,
+        "test_replacing_a_reviewer_through_the_api_moves_what_the_page_moves",
+    ),
+    "GET /sets/{set_id}/controls": (
+        LEAD_DOORS,
+        "test_the_controls_read_gives_the_calibration_pages_rows",
+    ),
+    "PATCH /sets/{set_id}/controls": (
+        LEAD_DOORS,
+        "test_control_settings_through_the_api_are_those_the_page_saves",
+    ),
+    "POST /sets/{set_id}/controls": (
+        LEAD_DOORS,
+        "test_marking_controls_through_the_api_marks_what_the_page_marks",
+    ),
+    "GET /sets/{set_id}/adjudication": (
+        LEAD_DOORS,
+        "test_the_adjudication_queue_lists_the_pages_rows_in_its_order",
+    ),
+    "GET /sets/{set_id}/compare": (LEAD_DOORS, "test_compare_gives_the_pages_comparison"),
     # results
-    f"POST {V1}/sets/{{set_id}}/verdicts": f"{HERE}::test_verdicts_pushed_through_the_api_are_those_the_upload_page_stores",
-    f"GET {V1}/sets/{{set_id}}/agreement": f"{HERE}::test_agreement_is_the_dashboards_figures",
-    f"GET {V1}/sets/{{set_id}}/report": f"{HERE}::test_the_report_is_the_report_pages_figures",
-    f"GET {V1}/sets/{{set_id}}/decision": f"{HERE}::test_the_decision_is_the_report_pages_and_names_its_failing_claims",
-    f"GET {V1}/sets/{{set_id}}/exports/{{fmt}}": f"{HERE}::test_every_export_is_the_download_pages_file_byte_for_byte",
+    "POST /sets/{set_id}/verdicts": (
+        HERE,
+        "test_verdicts_pushed_through_the_api_are_those_the_upload_page_stores",
+    ),
+    "GET /sets/{set_id}/agreement": (HERE, "test_agreement_is_the_dashboards_figures"),
+    "GET /sets/{set_id}/report": (HERE, "test_the_report_is_the_report_pages_figures"),
+    "GET /sets/{set_id}/decision": (
+        HERE,
+        "test_the_decision_is_the_report_pages_and_names_its_failing_claims",
+    ),
+    "GET /sets/{set_id}/exports/{fmt}": (
+        HERE,
+        "test_every_export_is_the_download_pages_file_byte_for_byte",
+    ),
     # sets
-    f"GET {V1}/me": f"{HERE}::test_me_is_the_token_the_tokens_page_made",
-    f"GET {V1}/sets": f"{HERE}::test_sets_are_the_set_list_pages_rows",
-    f"POST {V1}/sets": f"{SET_DOORS}::test_both_doors_create_the_same_rows",
-    f"GET {V1}/sets/{{set_id}}": f"{HERE}::test_a_set_is_the_set_page_and_refused_where_the_page_is",
-    f"GET {V1}/sets/{{set_id}}/settings": f"{HERE}::test_settings_are_the_values_the_settings_pages_hold",
-    f"PATCH {V1}/sets/{{set_id}}/settings": f"{SET_DOORS}::test_a_guideline_edit_through_the_api_is_a_version_with_author_and_note_as_on_the_page",
+    "GET /me": (HERE, "test_me_is_the_token_the_tokens_page_made"),
+    "GET /sets": (HERE, "test_sets_are_the_set_list_pages_rows"),
+    "POST /sets": (SET_DOORS, "test_both_doors_create_the_same_rows"),
+    "GET /sets/{set_id}": (HERE, "test_a_set_is_the_set_page_and_refused_where_the_page_is"),
+    "GET /sets/{set_id}/settings": (HERE, "test_settings_are_the_values_the_settings_pages_hold"),
+    "PATCH /sets/{set_id}/settings": (
+        SET_DOORS,
+        "test_a_guideline_edit_through_the_api_is_a_version_with_author_and_note_as_on_the_page",
+    ),
     # webhooks
-    f"GET {V1}/sets/{{set_id}}/webhooks": f"{HERE}::test_a_sets_hooks_are_its_hooks_pages",
-    f"POST {V1}/sets/{{set_id}}/webhooks": f"{HERE}::test_a_set_hook_added_through_the_api_is_the_one_the_page_adds",
-    f"GET {V1}/workspaces/{{slug}}/webhooks": f"{HERE}::test_a_workspaces_hooks_are_its_hooks_pages",
-    f"POST {V1}/workspaces/{{slug}}/webhooks": f"{HERE}::test_a_workspace_hook_added_through_the_api_is_the_one_the_page_adds",
-    f"DELETE {V1}/webhooks/{{webhook_id}}": f"{HERE}::test_removing_a_hook_through_the_api_removes_as_the_page_does",
-    f"GET {V1}/webhooks/{{webhook_id}}/deliveries": f"{HOOKS}::test_page_and_api_show_the_same_deliveries_and_redeliver_alike",
-    f"POST {V1}/webhooks/{{webhook_id}}/deliveries/{{delivery}}/redeliver": f"{HOOKS}::test_page_and_api_show_the_same_deliveries_and_redeliver_alike",
-}  # fmt: skip
+    "GET /sets/{set_id}/webhooks": (HERE, "test_a_sets_hooks_are_its_hooks_pages"),
+    "POST /sets/{set_id}/webhooks": (
+        HERE,
+        "test_a_set_hook_added_through_the_api_is_the_one_the_page_adds",
+    ),
+    "GET /workspaces/{slug}/webhooks": (HERE, "test_a_workspaces_hooks_are_its_hooks_pages"),
+    "POST /workspaces/{slug}/webhooks": (
+        HERE,
+        "test_a_workspace_hook_added_through_the_api_is_the_one_the_page_adds",
+    ),
+    "DELETE /webhooks/{webhook_id}": (
+        HERE,
+        "test_removing_a_hook_through_the_api_removes_as_the_page_does",
+    ),
+    "GET /webhooks/{webhook_id}/deliveries": (
+        HOOKS,
+        "test_page_and_api_show_the_same_deliveries_and_redeliver_alike",
+    ),
+    "POST /webhooks/{webhook_id}/deliveries/{delivery}/redeliver": (
+        HOOKS,
+        "test_page_and_api_show_the_same_deliveries_and_redeliver_alike",
+    ),
+}
+PARITY: dict[str, str] = {
+    f"{op.split()[0]} {V1}{op.split()[1]}": f"{f}::{t}" for op, (f, t) in _TESTS.items()
+}
 
 # An operation no page does, with why: none today. A reason here is a promise that no page
 # does that action; prefer a parity test.
