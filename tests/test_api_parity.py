@@ -11,22 +11,32 @@ from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from audit import services
 from audit.api import api
+from audit.api.base import plain
+from audit.formats.catalogue import EXPORT_FORMATS
 from audit.judgments import NOT_SUPPORTED, PARTIAL, SUPPORTED
 from audit.models import (
     AuditSet,
     Job,
+    Judge,
+    JudgeRun,
     Membership,
+    RaterLabel,
+    Webhook,
     Workspace,
 )
+from audit.services import judges as judge_services
 from tests.conftest import (
     FIXTURES,
     api_client,
     import_file,
     queue_import,
+    refund_set_with_gold,
     run_queued_jobs,
     stored_import_rows,
 )
@@ -525,3 +535,537 @@ def test_retrying_through_the_api_queues_as_the_page_does(lead, client_for):
     assert api.status_code == 409
     assert [str(m) for m in page.context["messages"]][-1:] == [api.json()["detail"]]
     assert _job_state(failed)[0] == "failed"
+
+
+# ----------------------------------------------------------------------------------- results
+
+VERDICT_CLAIMS = [("hm-1-a", 0), ("hm-1-a", 1), ("hm-2-a", 0)]
+
+
+def _verdicts(judgment: str = SUPPORTED) -> bytes:
+    lines = [
+        {"judge": "nli-v1", "answer_id": a, "claim_index": i, "judgment": judgment}
+        for a, i in VERDICT_CLAIMS
+    ]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def _labels(audit_set) -> list[tuple]:
+    return sorted(
+        RaterLabel.objects.filter(claim__answer__audit_set=audit_set).values_list(
+            "rater__name", "rater__kind", "claim__answer__external_id", "claim__order", "judgment"
+        )
+    )
+
+
+def test_verdicts_pushed_through_the_api_are_those_the_upload_page_stores(
+    handmade, twin, lead, client_for
+):
+    page = client_for(lead).post(
+        reverse("audit:verdicts-upload", args=[handmade.pk]),
+        {"file": SimpleUploadedFile("judge.jsonl", _verdicts())},
+    )
+    api = api_client(lead).post(
+        _api(f"sets/{twin.pk}/verdicts"), {"file": SimpleUploadedFile("judge.jsonl", _verdicts())}
+    )
+
+    assert (page.status_code, api.status_code) == (200, 200), api.content
+    summary = page.context["summary"]
+    assert api.json() == {
+        "judges": list(summary.judges),
+        "created": summary.created,
+        "replaced": summary.replaced,
+    }
+    assert _labels(twin) == _labels(handmade) and len(_labels(twin)) == 3
+
+    # A line naming no claim: both refuse it with the same words, and store nothing more.
+    bad = _verdicts().replace(b'"claim_index": 1', b'"claim_index": 99')
+    page = client_for(lead).post(
+        reverse("audit:verdicts-upload", args=[handmade.pk]),
+        {"file": SimpleUploadedFile("judge.jsonl", bad)},
+    )
+    api = api_client(lead).post(
+        _api(f"sets/{twin.pk}/verdicts"), {"file": SimpleUploadedFile("judge.jsonl", bad)}
+    )
+    assert (page.status_code, api.status_code) == (400, 422)
+    assert page.context["error"] == api.json()["detail"]
+    assert "line 2" in api.json()["detail"]
+    assert _labels(twin) == _labels(handmade) and len(_labels(twin)) == 3
+
+
+def test_agreement_is_the_dashboards_figures(opened, judged, lead, reviewer_a, client_for):
+    page = client_for(lead).get(reverse("audit:agreement", args=[opened.pk]))
+    body = api_client(lead).get(_api(f"sets/{opened.pk}/agreement")).json()
+
+    board = page.context["board"]
+    assert (body["sheets"], body["claims"], body["gold"]) == (
+        board.sheets,
+        board.claims,
+        board.gold,
+    )
+    assert (body["claims"], body["gold"]) == (5, 2)
+    for name in ("full", "binary", "evidence_jaccard", "evidence_f1", "unsupported_f1"):
+        assert body[name] == plain(getattr(board, name)), name
+    assert [r["name"] for r in body["raters"]] == [r.name for r in board.raters]
+
+    # One system's answers: the page's filter and the API's parameter agree.
+    system = opened.answers.order_by("system").values_list("system", flat=True).first()
+    page = client_for(lead).get(reverse("audit:agreement", args=[opened.pk]), {"system": system})
+    body = api_client(lead).get(_api(f"sets/{opened.pk}/agreement"), {"system": system}).json()
+    assert (body["system"], body["claims"]) == (system, page.context["board"].claims)
+    assert body["full"] == plain(page.context["board"].full)
+
+    page = client_for(reviewer_a).get(reverse("audit:agreement", args=[opened.pk]))
+    api = api_client(reviewer_a).get(_api(f"sets/{opened.pk}/agreement"))
+    assert (page.status_code, api.status_code) == (403, 403)
+
+
+@pytest.fixture
+def refunds(lead):
+    """The refund example with gold on its three claims, under a criterion one claim fails
+    (its wrong citation)."""
+    audit_set, claims = refund_set_with_gold(lead)
+    services.set_settings_update(
+        audit_set=audit_set,
+        by=lead,
+        changes={"criteria": [{"kind": "max_wrong_citations", "limit": 0}]},
+        guidelines_note=None,
+        criteria_reason=None,
+    )
+    return audit_set, claims
+
+
+def test_the_report_is_the_report_pages_figures(refunds, lead, client_for):
+    audit_set, _claims = refunds
+    page = client_for(lead).get(reverse("audit:set-report", args=[audit_set.pk]))
+    body = api_client(lead).get(_api(f"sets/{audit_set.pk}/report")).json()
+
+    overview = page.context["overview"]
+    assert [(s["system"], s["decision"]) for s in body["systems"]] == [
+        (release.system, release.badge) for release in overview.systems
+    ]
+    assert [s["decision"] for s in body["systems"]] == ["fail"]
+    assert [s["metrics"] for s in body["systems"]] == [
+        plain(release.summary) for release in overview.systems
+    ]
+    assert body["overall"] == plain(overview.overall)
+    assert body["criteria"] == [c.describe() for c in overview.criteria]
+    assert body["criteria_error"] == overview.criteria_error
+
+
+def test_the_decision_is_the_report_pages_and_names_its_failing_claims(
+    refunds, lead, reviewer_a, client_for
+):
+    audit_set, claims = refunds
+    system = "rag-v1"
+    report = client_for(lead).get(reverse("audit:set-report", args=[audit_set.pk]))
+    failing = client_for(lead).get(
+        reverse("audit:set-report-claims", args=[audit_set.pk]),
+        {"system": system, "criterion": 1},
+    )
+    body = api_client(lead).get(_api(f"sets/{audit_set.pk}/decision"), {"system": system}).json()
+
+    (release,) = report.context["overview"].systems
+    assert body["decision"] == release.badge == "fail"
+    (criterion,) = body["criteria"]
+    assert criterion["passed"] is failing.context["result"].passed is False
+    assert [c["id"] for c in criterion["claims"]] == [c.pk for c in failing.context["rows"]]
+    assert [c["id"] for c in criterion["claims"]] == [claims[2].pk]
+    assert criterion["failing"] == len(failing.context["result"].failing_claim_ids)
+
+    unknown = api_client(lead).get(_api(f"sets/{audit_set.pk}/decision"), {"system": "nope"})
+    page = client_for(lead).get(
+        reverse("audit:set-report-claims", args=[audit_set.pk]),
+        {"system": "nope", "criterion": 1},
+    )
+    assert (page.status_code, unknown.status_code) == (404, 404)
+
+
+def _streamed(response) -> bytes:
+    return b"".join(response.streaming_content)
+
+
+def test_every_export_is_the_download_pages_file_byte_for_byte(
+    opened, judged, lead, reviewer_a, client_for
+):
+    for fmt in EXPORT_FORMATS:
+        page = client_for(lead).get(reverse("audit:set-export", args=[opened.pk, fmt]))
+        api = api_client(lead).get(_api(f"sets/{opened.pk}/exports/{fmt}"))
+        assert (page.status_code, api.status_code) == (200, 200), fmt
+        assert page["Content-Type"] == api["Content-Type"], fmt
+        assert page["Content-Disposition"] == api["Content-Disposition"], fmt
+        content = _streamed(page)
+        assert _streamed(api) == content, fmt
+        assert len(content) > 100, fmt
+
+    page = client_for(reviewer_a).get(reverse("audit:set-export", args=[opened.pk, "jsonl"]))
+    api = api_client(reviewer_a).get(_api(f"sets/{opened.pk}/exports/jsonl"))
+    assert (page.status_code, api.status_code) == (403, 403)
+
+
+# -------------------------------------------------------------------------------------- sets
+
+
+def test_me_is_the_token_the_tokens_page_made(opened, lead, client_for):
+    page = client_for(lead).post(
+        reverse("audit:token-list"),
+        {"name": "CI", "scope": "read", "workspace": "", "audit_set": opened.pk, "expires": ""},
+    )
+    secret = page.context["created"]
+    assert secret
+
+    body = Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get(_api("me")).json()
+
+    (token,) = page.context["tokens"]
+    assert body == {
+        "username": "lead",
+        "lead": True,
+        "scope": token.scope,
+        "token": token.name,
+        "workspace": token.workspace.slug if token.workspace_id else None,
+        "set": token.audit_set_id,
+    }
+    assert (body["scope"], body["set"]) == ("read", opened.pk)
+    # Revoked on the page: the API no longer knows it.
+    client_for(lead).post(reverse("audit:token-revoke", args=[token.pk]))
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get(_api("me")).status_code == 401
+
+
+def test_sets_are_the_set_list_pages_rows(opened, lead, reviewer_a, outsider, client_for):
+    AuditSetFactory(name="Not reviewed by A")
+    AuditSet.objects.create(workspace=Workspace.objects.get(slug="other"), name="Elsewhere")
+    seen = {}
+    for user in (lead, reviewer_a, outsider):
+        page = client_for(user).get(reverse("audit:set-list"))
+        body = api_client(user).get(_api("sets")).json()
+        shown = sorted((row.record.pk, row.record.name) for row in page.context["table"].rows)
+        assert sorted((s["id"], s["name"]) for s in body) == shown, user
+        seen[user.username] = [name for _, name in shown]
+    assert seen == {
+        "lead": ["Calibration", "Not reviewed by A"],
+        "rev_a": ["Calibration"],
+        "outsider": ["Elsewhere"],
+    }
+
+
+def test_a_set_is_the_set_page_and_refused_where_the_page_is(
+    opened, lead, reviewer_a, outsider, client_for
+):
+    for user in (lead, reviewer_a):
+        page = client_for(user).get(reverse("audit:set-detail", args=[opened.pk]))
+        body = api_client(user).get(_api(f"sets/{opened.pk}")).json()
+        shown = page.context["audit_set"]
+        assert body["name"] == shown.name == "Calibration"
+        assert (body["id"], body["description"], body["guidelines"]) == (
+            shown.pk,
+            shown.description,
+            shown.guidelines,
+        )
+    page = client_for(outsider).get(reverse("audit:set-detail", args=[opened.pk]))
+    api = api_client(outsider).get(_api(f"sets/{opened.pk}"))
+    assert (page.status_code, api.status_code) == (404, 404)
+
+
+def test_settings_are_the_values_the_settings_pages_hold(opened, lead, reviewer_a, client_for):
+    saved = client_for(lead).post(
+        reverse("audit:adjudication-settings", args=[opened.pk]),
+        {"auto_gold": "", "evidence_jaccard_threshold": 0.7, "anonymous_adjudication": "on"},
+    )
+    assert saved.status_code == 302
+
+    body = api_client(lead).get(_api(f"sets/{opened.pk}/settings")).json()
+
+    form = client_for(lead).get(reverse("audit:adjudication-settings", args=[opened.pk]))
+    held = form.context["form"].initial
+    assert (
+        (body["auto_gold"], body["evidence_jaccard_threshold"], body["anonymous_adjudication"])
+        == (
+            held["auto_gold"],
+            held["evidence_jaccard_threshold"],
+            held["anonymous_adjudication"],
+        )
+        == (False, 0.7, True)
+    )
+    edit = client_for(lead).get(reverse("audit:set-edit", args=[opened.pk])).context["form"]
+    assert (body["name"], body["description"], body["guidelines"]) == (
+        edit.initial["name"],
+        edit.initial["description"],
+        edit.initial["guidelines"],
+    )
+    opens = client_for(lead).get(reverse("audit:review-open", args=[opened.pk])).context["form"]
+    assert (body["overlap"], body["allow_reviewer_split"]) == (
+        opens.initial["overlap"],
+        opens.initial["allow_reviewer_split"],
+    )
+
+    page = client_for(reviewer_a).get(reverse("audit:set-edit", args=[opened.pk]))
+    api = api_client(reviewer_a).get(_api(f"sets/{opened.pk}/settings"))
+    assert (page.status_code, api.status_code) == (403, 403)
+
+
+# ---------------------------------------------------------------------------------- webhooks
+
+HOOK_URL = "http://127.0.0.1:9/hook"
+EVENTS = ["set.reviewed", "claim.adjudicated"]
+
+
+def _hooks(**owner) -> list[tuple]:
+    return [
+        (h.url, sorted(h.events), len(h.secret), h.audit_set_id, h.workspace_id)
+        for h in Webhook.objects.filter(**owner).order_by("pk")
+    ]
+
+
+@pytest.mark.usefixtures("egress_loopback")
+def test_a_sets_hooks_are_its_hooks_pages(opened, lead, reviewer_a, client_for):
+    first = services.webhook_create(url=HOOK_URL, events=EVENTS, user=lead, audit_set=opened)
+    second = services.webhook_create(
+        url=HOOK_URL + "2", events=EVENTS[:1], user=lead, audit_set=opened
+    )
+    services.webhook_create(url=HOOK_URL, events=EVENTS, user=lead, workspace=opened.workspace)
+
+    page = client_for(lead).get(reverse("audit:set-webhooks", args=[opened.pk]))
+    body = api_client(lead).get(_api(f"sets/{opened.pk}/webhooks")).json()
+
+    assert [(h["id"], h["url"], h["events"]) for h in body] == [
+        (hook.pk, hook.url, hook.events) for hook, _log in page.context["hooks"]
+    ]
+    assert [h["id"] for h in body] == [first.pk, second.pk]
+    assert all(h.secret not in page.content.decode() for h in Webhook.objects.all())
+
+    page = client_for(reviewer_a).get(reverse("audit:set-webhooks", args=[opened.pk]))
+    api = api_client(reviewer_a).get(_api(f"sets/{opened.pk}/webhooks"))
+    assert (page.status_code, api.status_code) == (403, 403)
+
+
+@pytest.mark.usefixtures("egress_loopback")
+def test_a_set_hook_added_through_the_api_is_the_one_the_page_adds(opened, twin, lead, client_for):
+    page = client_for(lead).post(
+        reverse("audit:set-webhooks", args=[opened.pk]), {"url": HOOK_URL, "events": EVENTS}
+    )
+    api = api_client(lead).post(
+        _api(f"sets/{twin.pk}/webhooks"),
+        {"url": HOOK_URL, "events": EVENTS},
+        content_type="application/json",
+    )
+
+    assert (page.status_code, api.status_code) == (200, 201), api.content
+    by_page, by_api = _hooks(audit_set=opened), _hooks(audit_set=twin)
+    assert (
+        [row[:3] for row in by_api]
+        == [row[:3] for row in by_page]
+        == [(HOOK_URL, sorted(EVENTS), 64)]
+    )
+    # Each door shows its new hook's secret once.
+    assert page.context["created"].secret in page.content.decode()
+    assert api.json()["secret"] == Webhook.objects.get(audit_set=twin).secret
+
+    # A URL the rules refuse: both doors say why, and add nothing.
+    page = client_for(lead).post(
+        reverse("audit:set-webhooks", args=[opened.pk]), {"url": "ftp://x.org/h", "events": EVENTS}
+    )
+    api = api_client(lead).post(
+        _api(f"sets/{twin.pk}/webhooks"),
+        {"url": "ftp://x.org/h", "events": EVENTS},
+        content_type="application/json",
+    )
+    assert api.status_code == 422
+    (error,) = page.context["form"].errors["url"]
+    assert error in api.json()["detail"]
+    assert len(_hooks(audit_set=opened)) == len(_hooks(audit_set=twin)) == 1
+
+
+@pytest.mark.usefixtures("egress_loopback")
+def test_a_workspaces_hooks_are_its_hooks_pages(opened, lead, reviewer_a, client_for):
+    workspace = opened.workspace
+    services.webhook_create(url=HOOK_URL, events=EVENTS, user=lead, workspace=workspace)
+    services.webhook_create(url=HOOK_URL, events=EVENTS, user=lead, audit_set=opened)
+
+    page = client_for(lead).get(reverse("audit:workspace-webhooks", args=[workspace.slug]))
+    body = api_client(lead).get(_api(f"workspaces/{workspace.slug}/webhooks")).json()
+
+    assert [(h["id"], h["url"], h["events"], h["workspace"], h["set"]) for h in body] == [
+        (hook.pk, hook.url, hook.events, workspace.slug, None)
+        for hook, _log in page.context["hooks"]
+    ]
+    assert len(body) == 1
+
+    page = client_for(reviewer_a).get(reverse("audit:workspace-webhooks", args=[workspace.slug]))
+    api = api_client(reviewer_a).get(_api(f"workspaces/{workspace.slug}/webhooks"))
+    assert (page.status_code, api.status_code) == (403, 403)
+
+
+@pytest.mark.usefixtures("egress_loopback")
+def test_a_workspace_hook_added_through_the_api_is_the_one_the_page_adds(lead, client_for):
+    other = Workspace.objects.create(name="Twin workspace", slug="twin")
+    Membership.objects.create(workspace=other, user=lead, role="lead")
+    home = default_workspace()
+    page = client_for(lead).post(
+        reverse("audit:workspace-webhooks", args=[home.slug]), {"url": HOOK_URL, "events": EVENTS}
+    )
+    api = api_client(lead).post(
+        _api(f"workspaces/{other.slug}/webhooks"),
+        {"url": HOOK_URL, "events": EVENTS},
+        content_type="application/json",
+    )
+
+    assert (page.status_code, api.status_code) == (200, 201), api.content
+    by_page, by_api = _hooks(workspace=home), _hooks(workspace=other)
+    assert (
+        [row[:4] for row in by_api]
+        == [row[:4] for row in by_page]
+        == [(HOOK_URL, sorted(EVENTS), 64, None)]
+    )
+    assert page.context["created"].secret in page.content.decode()
+    assert api.json()["secret"] == Webhook.objects.get(workspace=other).secret
+
+    page = client_for(lead).post(
+        reverse("audit:workspace-webhooks", args=[home.slug]), {"url": HOOK_URL, "events": ["nope"]}
+    )
+    api = api_client(lead).post(
+        _api(f"workspaces/{other.slug}/webhooks"),
+        {"url": HOOK_URL, "events": ["nope"]},
+        content_type="application/json",
+    )
+    assert page.context["form"].errors["events"] and api.status_code == 422
+    assert len(_hooks(workspace=home)) == len(_hooks(workspace=other)) == 1
+
+
+@pytest.mark.usefixtures("egress_loopback")
+def test_removing_a_hook_through_the_api_removes_as_the_page_does(
+    opened, lead, reviewer_a, client_for
+):
+    by_page = services.webhook_create(url=HOOK_URL, events=EVENTS, user=lead, audit_set=opened)
+    by_api = services.webhook_create(
+        url=HOOK_URL, events=EVENTS, user=lead, workspace=opened.workspace
+    )
+    kept = services.webhook_create(url=HOOK_URL + "k", events=EVENTS, user=lead, audit_set=opened)
+
+    refused_page = client_for(reviewer_a).post(reverse("audit:webhook-delete", args=[by_page.pk]))
+    refused_api = api_client(reviewer_a).delete(_api(f"webhooks/{by_api.pk}"))
+    assert (refused_page.status_code, refused_api.status_code) == (403, 403)
+    assert Webhook.objects.count() == 3
+
+    page = client_for(lead).post(reverse("audit:webhook-delete", args=[by_page.pk]))
+    api = api_client(lead).delete(_api(f"webhooks/{by_api.pk}"))
+
+    assert (page.status_code, api.status_code) == (302, 204)
+    assert list(Webhook.objects.values_list("pk", flat=True)) == [kept.pk]
+    again_page = client_for(lead).post(reverse("audit:webhook-delete", args=[by_page.pk]))
+    again_api = api_client(lead).delete(_api(f"webhooks/{by_api.pk}"))
+    assert (again_page.status_code, again_api.status_code) == (404, 404)
+
+
+# ------------------------------------------------------------------------------------ judges
+
+
+def _judge(audit_set, lead, base_url: str, name: str) -> Judge:
+    fields = {
+        "name": name,
+        "base_url": base_url,
+        "model": "fake-1",
+        "api_key_env": "",
+        "temperature": 0.0,
+        "max_concurrency": 2,
+        "timeout_seconds": 5.0,
+        "min_kappa": 0.2,
+        "min_gold": 3,
+    }
+    return judge_services.judge_create(audit_set=audit_set, fields=fields, user=lead)
+
+
+@pytest.fixture
+def judges(refunds, lead, fake_llm, egress_loopback):
+    """Two judges of the refund set, the second with a second version."""
+    audit_set, _claims = refunds
+    first = _judge(audit_set, lead, fake_llm.base_url, "first")
+    second = _judge(audit_set, lead, fake_llm.base_url, "second")
+    _second_version(second, lead)
+    return audit_set, [first, second]
+
+
+def _second_version(judge: Judge, lead) -> None:
+    template = judge_services.judge_current_version(judge).template
+    judge_services.judge_update(
+        judge=judge, fields={"model": "fake-2"}, template=template, user=lead
+    )
+
+
+def test_judges_are_the_judge_list_pages(judges, lead, reviewer_a, client_for):
+    audit_set, made = judges
+    page = client_for(lead).get(reverse("audit:judge-list", args=[audit_set.pk]))
+    body = api_client(lead).get(_api(f"sets/{audit_set.pk}/judges")).json()
+
+    assert [(j["id"], j["name"], j["model"], len(j["versions"])) for j in body] == [
+        (judge.pk, judge.name, judge.model, len(judge.versions.all()))
+        for judge in page.context["judges"]
+    ]
+    assert [(j["name"], j["current_version"]) for j in body] == [("first", 1), ("second", 2)]
+
+    audit_set.reviewers.add(reviewer_a)
+    page = client_for(reviewer_a).get(reverse("audit:judge-list", args=[audit_set.pk]))
+    api = api_client(reviewer_a).get(_api(f"sets/{audit_set.pk}/judges"))
+    assert (page.status_code, api.status_code) == (403, 403)
+
+
+def test_a_judge_is_its_detail_pages(judges, lead, client_for):
+    _audit_set, made = judges
+    for judge in made:
+        page = client_for(lead).get(reverse("audit:judge-detail", args=[judge.pk]))
+        body = api_client(lead).get(_api(f"judges/{judge.pk}")).json()
+        shown, current = page.context["judge"], page.context["current"]
+        assert (body["current_version"], body["template"]) == (current.number, current.template)
+        assert [(v["number"], v["model"], v["accepted"]) for v in body["versions"]] == sorted(
+            (v.number, v.model, hasattr(v, "acceptance")) for v in page.context["versions"]
+        )
+        for field in ("name", "base_url", "model", "min_kappa", "min_gold", "max_concurrency"):
+            assert body[field] == getattr(shown, field), field
+        assert body["refusal"] == page.context["refusal"]
+    assert api_client(lead).get(_api(f"judges/{made[1].pk}")).json()["model"] == "fake-2"
+
+
+def _run_row(run: JudgeRun) -> tuple:
+    return (run.version.number, run.subset, run.system, sorted(run.claim_ids), run.job.kind)
+
+
+def test_a_run_started_through_the_api_is_the_run_the_page_starts(
+    judges, lead, client_for, settings
+):
+    _audit_set, (by_page, by_api) = judges
+    _second_version(by_page, lead)
+
+    def start(subset: str = "all", system: str = ""):
+        page = client_for(lead).post(
+            reverse("audit:judge-run", args=[by_page.pk]),
+            {"subset": subset, "system": system},
+            follow=True,
+        )
+        api = api_client(lead).post(
+            _api(f"judges/{by_api.pk}/runs"),
+            {"subset": subset, "system": system},
+            content_type="application/json",
+        )
+        return page, api
+
+    # Under the operator's floor of gold claims: both refuse, with the same reason.
+    settings.JUDGE_MIN_GOLD_FLOOR = 30
+    page, api = start()
+    assert api.status_code == 409
+    assert [str(m) for m in page.context["messages"]][-1:] == [api.json()["detail"]]
+    assert not JudgeRun.objects.exists()
+
+    settings.JUDGE_MIN_GOLD_FLOOR = 1
+    page, api = start()
+
+    assert (page.status_code, api.status_code) == (200, 202), api.content
+    page_run = JudgeRun.objects.get(version__judge=by_page)
+    api_run = JudgeRun.objects.get(version__judge=by_api)
+    assert _run_row(api_run) == _run_row(page_run)
+    assert len(page_run.claim_ids) == 3 and api.json()["claims"] == 3
+    assert (api_run.job.status, page_run.job.status) == ("queued", "queued")
+
+    # A subset of one system, but none named: both refuse it and start nothing.
+    page, api = start("system")
+    assert (page.status_code, api.status_code) == (400, 422)
+    assert page.context["run_form"].errors["system"] and "body.system" in api.json()["detail"]
+    assert JudgeRun.objects.count() == 2
