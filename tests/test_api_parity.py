@@ -21,7 +21,9 @@ from audit.api.base import plain
 from audit.formats.catalogue import EXPORT_FORMATS
 from audit.judgments import NOT_SUPPORTED, PARTIAL, SUPPORTED
 from audit.models import (
+    Assignment,
     AuditSet,
+    ClaimCheck,
     Job,
     Judge,
     JudgeRun,
@@ -295,13 +297,29 @@ def test_answers_are_the_set_pages_rows(opened, lead, reviewer_a, client_for):
 def test_claims_are_the_claims_pages_rows_and_a_reviewers_queue(
     opened, judged, lead, reviewer_a, client_for
 ):
-    page = client_for(lead).get(reverse("audit:set-claims", args=[opened.pk]), {"per_page": 500})
-    body = api_client(lead).get(_api(f"sets/{opened.pk}/claims"), {"limit": 500}).json()
-    rows = list(page.context["table"].page.object_list)
-    shown = sorted((row.record.pk, row.record.status) for row in rows)
-    listed = sorted((c["id"], c["status"]) for c in body["items"])
-    assert listed == shown
-    assert len({status for _, status in shown}) >= 3
+    # The lead reviews one agreed claim too: both doors show it "in review" until they submit.
+    blind = judged["claims"][0]
+    opened.reviewers.add(lead)
+    Assignment.objects.create(claim=blind, reviewer=lead)
+    system = opened.answers.order_by("-system").values_list("system", flat=True).first()
+    label = ClaimCheck.objects.get(claim=judged["claims"][1]).label
+    statuses = {}
+    for query in ({}, {"status": "disagreement"}, {"system": system}, {"label": label}):
+        page = client_for(lead).get(
+            reverse("audit:set-claims", args=[opened.pk]), {**query, "per_page": 500}
+        )
+        body = api_client(lead).get(_api(f"sets/{opened.pk}/claims"), {**query, "limit": 500})
+        shown = sorted(
+            (r.record.pk, r.record.status) for r in page.context["table"].page.object_list
+        )
+        listed = sorted((c["id"], c["status"]) for c in body.json()["items"])
+        assert listed == shown, query
+        assert 0 < len(listed) < opened.answers.values("claims").count() or not query
+        statuses[json.dumps(query)] = dict(listed)
+    everything = statuses["{}"]
+    assert everything[blind.pk] == "in_review"
+    assert len(set(everything.values())) >= 3
+    assert set(statuses[json.dumps({"status": "disagreement"})].values()) == {"disagreement"}
 
     # A reviewer: the claims of their queue, as many done as the home page counts.
     home = client_for(reviewer_a).get(reverse("audit:home"))
@@ -337,6 +355,22 @@ def test_a_claim_shows_the_sheets_and_gold_its_pages_show(
         ] == ([(reviewer.username, own.judgment)] if own.status == "submitted" else [])
         assert {s["reviewer"] for s in body["sheets"]} <= {reviewer.username}
         assert body["gold"] is None
+
+    # A lead who reviews the claim too sees nothing of the other sheets nor the gold until
+    # theirs is in: the adjudication page refuses, the API gives what their review page shows.
+    blind = judged["claims"][0]
+    opened.reviewers.add(lead)
+    Assignment.objects.create(claim=blind, reviewer=lead)
+    page = client_for(lead).get(reverse("audit:adjudicate", args=[blind.pk]))
+    review = client_for(lead).get(reverse("audit:review-claim", args=[blind.pk]))
+    body = api_client(lead).get(_api(f"claims/{blind.pk}")).json()
+    assert page.status_code == 403 and "sheets" not in page.context
+    assert [s["id"] for s in body["sheets"]] in ([], [review.context["sheet"].pk])
+    assert {s["reviewer"] for s in body["sheets"]} <= {"lead"} and body["gold"] is None
+    sheets = api_client(lead).get(_api(f"sets/{opened.pk}/sheets"), {"limit": 500}).json()
+    assert {s["reviewer"] for s in sheets["items"] if s["claim"] == blind.pk} <= {"lead"}
+    gold = b"".join(api_client(lead).get(_api(f"sets/{opened.pk}/gold")).streaming_content)
+    assert blind.pk not in [json.loads(line)["claim"] for line in gold.splitlines()]
 
     # A claim not in the reviewer's queue: refused on both doors.
     other = claim_at("hm-1-a", 0)
