@@ -50,6 +50,7 @@ from tests.factories import (
     evidence_ref,
     submit_sheet,
 )
+from tests.formats.helpers import jsonl, native_line
 
 pytestmark = pytest.mark.django_db
 
@@ -314,7 +315,8 @@ def test_claims_are_the_claims_pages_rows_and_a_reviewers_queue(
         )
         listed = sorted((c["id"], c["status"]) for c in body.json()["items"])
         assert listed == shown, query
-        assert 0 < len(listed) < opened.answers.values("claims").count() or not query
+        # Each filter keeps some claims and leaves out others.
+        assert 0 < len(listed) < (len(statuses["{}"]) if query else len(listed) + 1), query
         statuses[json.dumps(query)] = dict(listed)
     everything = statuses["{}"]
     assert everything[blind.pk] == "in_review"
@@ -428,9 +430,8 @@ def test_gold_is_the_gold_the_adjudication_page_shows(opened, judged, lead, revi
 # ------------------------------------------------------------------------- imports and jobs
 
 
-def _native(answer_id: str = "p-1") -> bytes:
-    from tests.formats.helpers import jsonl, native_line
-
+def _native() -> bytes:
+    """One valid answer in the native format."""
     return jsonl(native_line())
 
 
