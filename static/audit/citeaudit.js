@@ -1132,7 +1132,7 @@ function spanButton(label, className) {
     const HIDE_KEY = "citeaudit.review.hideSuggestions." + suggestionBar.dataset.set;
     const showSuggestionState = function () {
       form.classList.toggle("suggestions-off", suggestionsHidden);
-      suggestionToggle.setAttribute("aria-pressed", suggestionsHidden ? "true" : "false");
+      // The label says what a press does; a changing label with aria-pressed reads twice.
       suggestionToggle.textContent = suggestionsHidden ? "Show suggestions" : "Hide suggestions";
     };
     try {
