@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.db import transaction
 from django.http import HttpRequest
 from ninja import Schema
 from ninja.errors import HttpError
@@ -19,6 +20,7 @@ from audit.criteria import CriteriaError, CriteriaReasonRequired
 from audit.models import AuditSet, Job
 from audit.problems import FieldInvalid
 from audit.roles import is_lead
+from audit.services.suggestion_settings import set_suggestion_settings
 from audit.views import access
 
 
@@ -50,6 +52,10 @@ class SettingsOut(Schema):
     anonymous_adjudication: bool
     criteria: list[dict[str, Any]]
     review_opened_at: datetime | None
+    suggestion_source: str
+    show_suggested_judgment: bool
+    withhold_share: float
+    withhold_chosen_at: datetime | None
 
 
 class SettingsPatch(Schema):
@@ -69,6 +75,14 @@ class SettingsPatch(Schema):
     criteria: list[dict[str, Any]] | None = None
     # Required with `criteria` once review has started: every decision shows it.
     criteria_reason: str | None = Field(None, max_length=2000)
+    # Which source pre-highlights the review page: "matcher", "judge-run:<id>", "source:<id>".
+    suggestion_source: str | None = Field(None, max_length=40)
+    show_suggested_judgment: bool | None = None
+    # The share of claims shown no suggestion, 0 to 0.9; fixed once review started.
+    withhold_share: float | None = None
+
+
+SUGGESTING = ("suggestion_source", "show_suggested_judgment", "withhold_share")
 
 
 # ---------------------------------------------------------------------------------- sets
@@ -94,6 +108,10 @@ def _settings_out(audit_set: AuditSet) -> dict:
         "anonymous_adjudication": audit_set.anonymous_adjudication,
         "criteria": audit_set.criteria if isinstance(audit_set.criteria, list) else [],
         "review_opened_at": audit_set.review_opened_at,
+        "suggestion_source": audit_set.suggestion_source,
+        "show_suggested_judgment": audit_set.show_suggested_judgment,
+        "withhold_share": audit_set.withhold_share,
+        "withhold_chosen_at": audit_set.withhold_chosen_at,
     }
 
 
@@ -190,18 +208,32 @@ def set_settings_patch(request: HttpRequest, set_id: int, payload: SettingsPatch
         raise HttpError(422, "Invalid request: a field was given as null; leave it out instead.")
     note = given.pop("guidelines_note", None)
     reason = given.pop("criteria_reason", None)
+    suggesting = {key: given.pop(key) for key in SUGGESTING if key in given}
     try:
-        change = services.set_settings_update(
-            audit_set=audit_set,
-            by=request.user,
-            changes=given,
-            guidelines_note=note,
-            criteria_reason=reason,
-        )
+        # All or nothing: a refused suggestion setting leaves the other fields unchanged.
+        with transaction.atomic():
+            if suggesting:
+                set_suggestion_settings(
+                    audit_set=audit_set,
+                    user=request.user,
+                    source_key=suggesting.get("suggestion_source", audit_set.suggestion_source),
+                    show_judgment=suggesting.get(
+                        "show_suggested_judgment", audit_set.show_suggested_judgment
+                    ),
+                    withhold_share=suggesting.get("withhold_share", audit_set.withhold_share),
+                )
+            change = services.set_settings_update(
+                audit_set=audit_set,
+                by=request.user,
+                changes=given,
+                guidelines_note=note,
+                criteria_reason=reason,
+            )
     except services.SetNameTaken as taken:
         raise HttpError(409, str(taken)) from None
     except services.SetRefused as refusal:
-        raise FieldInvalid(f"body.{refusal.field}", str(refusal)) from None
+        field = "suggestion_source" if refusal.field == "source_key" else refusal.field
+        raise FieldInvalid(f"body.{field}", str(refusal)) from None
     except CriteriaReasonRequired as error:
         raise FieldInvalid("body.criteria_reason", str(error)) from None
     except CriteriaError as error:

@@ -28,6 +28,7 @@ from audit.forms.sets import (
     AuditSetEditForm,
     AuditSetForm,
     ImportForm,
+    SuggestionSettingsForm,
     WorkspaceChoiceField,
 )
 from audit.forms.workspaces import InvitationForm, MemberRoleForm, WorkspaceForm
@@ -37,6 +38,7 @@ __all__ = [
     "AdjudicationSettingsForm",
     "AssertionField",
     "AuditSetEditForm",
+    "SuggestionSettingsForm",
     "AuditSetForm",
     "ClaimSplitForm",
     "CommentForm",

@@ -109,3 +109,38 @@ class ImportForm(forms.Form):
             self.add_error("new_set_name", "A set with this name exists; choose it above.")
         cleaned["new_set_name"] = name
         return cleaned
+
+
+class SuggestionSettingsForm(forms.Form):
+    """Which source pre-highlights the review page, whether its suggested judgment is shown,
+    and the share of claims withheld from suggestions (services.set_suggestion_settings
+    checks each; the share is entered in percent)."""
+
+    source_key = forms.ChoiceField(label="Suggestions from")
+    show_judgment = forms.BooleanField(label="Show the suggested judgment", required=False)
+    withhold_percent = forms.FloatField(
+        label="Withhold suggestions from a share of claims (%)",
+        min_value=0,
+        max_value=90,
+        required=False,
+        widget=forms.NumberInput(attrs={"step": "1"}),
+        help_text=(
+            "Reviewers see no suggestion on this share of claims, drawn at random, so the "
+            "report can compare judgments made with and without them. Chosen before review "
+            "starts; fixed from the first submitted sheet on."
+        ),
+    )
+
+    def __init__(self, *args, sources, locked_since=None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["source_key"].choices = [
+            (str(s.key), f"{s.name} ({s.version})" if s.version else s.name) for s in sources
+        ]
+        if locked_since is not None:
+            field = self.fields["withhold_percent"]
+            # A disabled field keeps its initial value whatever is posted.
+            field.disabled = True
+            field.help_text = (
+                f"Fixed since review started ({locked_since:%Y-%m-%d %H:%M} UTC): changing "
+                "it now would spoil the comparison with and without suggestions."
+            )

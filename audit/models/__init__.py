@@ -38,7 +38,7 @@ from audit.models.review import (
     ReviewerTally,
 )
 from audit.models.sets import Answer, AuditSet, ImportBatch, Passage, Question
-from audit.models.suggestions import Suggestion, SuggestionSource
+from audit.models.suggestions import Suggestion, SuggestionSettingChange, SuggestionSource
 from audit.models.workspaces import ApiToken, Invitation, Membership, Workspace
 
 __all__ = [
@@ -86,6 +86,7 @@ __all__ = [
     "Severity",
     "SheetFact",
     "Suggestion",
+    "SuggestionSettingChange",
     "SuggestionSource",
     "Webhook",
     "WebhookAttempt",

@@ -71,3 +71,28 @@ class Suggestion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} on claim {self.claim_id}"
+
+
+class SuggestionSettingChange(models.Model):
+    """One change of a set's suggestion settings, kept so the report can say which source
+    reviewers were shown when, and that the withheld share was fixed before review."""
+
+    audit_set = models.ForeignKey(
+        AuditSet, on_delete=models.CASCADE, related_name="suggestion_setting_changes"
+    )
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField(auto_now_add=True)
+    # {"suggestion_source": ..., "show_suggested_judgment": ..., "withhold_share": ...}
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+    # Made once a sheet of the set was submitted: reviewers before and after saw different
+    # suggestions.
+    after_review_started = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.audit_set} suggestion settings changed at {self.at:%Y-%m-%d %H:%M}"

@@ -29,6 +29,7 @@ from audit.models import (
     Webhook,
 )
 from audit.selectors import holds_claim, reviewer_sheet
+from audit.selectors.review_suggestions import suggestion_shown
 from audit.services.derived import claims_changed
 from audit.services.guidelines import guideline_version_current
 from audit.services.locks import claims_lock
@@ -137,11 +138,23 @@ def sheet_save(
         if sheet.status == AuditSheet.Status.SUBMITTED:
             raise ReviewError("This sheet is submitted; reopen it to change it.")
         _apply(sheet, data)
+        _record_suggestions_shown(sheet)
         _add_active_seconds(sheet, active_seconds, opened_at=opened_at if first else None)
         sheet.client_tab, sheet.client_seq, sheet.client_version = tab, seq, sheet.version
         sheet._history_user = user
         sheet.save()
     return sheet
+
+
+def _record_suggestions_shown(sheet: AuditSheet) -> None:
+    """What the review page showed with this sheet: acceptance and the anchoring comparison
+    are measured against it, whichever door saved the sheet."""
+    audit_set = AuditSet.objects.only(
+        "suggestion_source", "withhold_share", "withhold_seed", "workspace_id"
+    ).get(answers__claims=sheet.claim_id)
+    sheet.suggestions_withheld, sheet.suggestion_source_shown = suggestion_shown(
+        audit_set=audit_set, claim_id=sheet.claim_id
+    )
 
 
 def _refuse_other_writers(*, sheet: AuditSheet, user: AbstractBaseUser) -> None:
@@ -177,6 +190,7 @@ def sheet_submit(
             raise ReviewError(PAUSED)
         if data is not None:
             _apply(sheet, data)
+        _record_suggestions_shown(sheet)
         _add_active_seconds(sheet, active_seconds)
         problems = _submit_problems(sheet)
         if problems:

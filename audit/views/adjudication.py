@@ -204,6 +204,9 @@ _NOT_A_CHANGE = {
     "client_version",
     # Recorded on submit; the adjudication page names it beside the sheet.
     "guideline_version",
+    # What the review page showed, recorded with every save for the suggestions report.
+    "suggestions_withheld",
+    "suggestion_source_shown",
 }
 _KINDS = {"+": "created", "~": "changed", "-": "deleted"}
 

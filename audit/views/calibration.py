@@ -14,9 +14,16 @@ from django.views.decorators.http import require_POST, require_safe
 
 from audit import selectors, services
 from audit.calibration import MIN_SHEETS, guideline_diff
-from audit.forms import AuditSetEditForm, CommentForm, ControlSettingsForm
+from audit.forms import (
+    AuditSetEditForm,
+    CommentForm,
+    ControlSettingsForm,
+    SuggestionSettingsForm,
+)
 from audit.models import Claim
 from audit.roles import is_lead, leads
+from audit.selectors.suggestions import sources as suggestion_sources
+from audit.services.suggestion_settings import set_suggestion_settings
 from audit.views import access, display
 from audit.views.access import HtmxHttpRequest
 
@@ -34,10 +41,30 @@ def my_feedback(request: HtmxHttpRequest) -> HttpResponse:
 
 @login_required
 def set_edit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    """A lead edits a set's name, description, training mode and guidelines."""
+    """A lead edits a set's name, description, training mode and guidelines, and, in a form
+    of its own, where the review page's suggestions come from."""
     audit_set = access.get_set_for_lead(request, pk)
-    form = AuditSetEditForm(request.POST or None, instance=audit_set)
-    if request.method == "POST" and form.is_valid():
+    posted = request.POST if request.method == "POST" else None
+    suggesting = posted is not None and posted.get("action") == "suggestions"
+    form = AuditSetEditForm(None if suggesting else posted, instance=audit_set)
+    suggestion_form = _suggestion_form(audit_set, posted if suggesting else None)
+    if suggesting and suggestion_form.is_valid():
+        percent = suggestion_form.cleaned_data["withhold_percent"]
+        try:
+            change = set_suggestion_settings(
+                audit_set=audit_set,
+                user=request.user,
+                source_key=suggestion_form.cleaned_data["source_key"],
+                show_judgment=suggestion_form.cleaned_data["show_judgment"],
+                withhold_share=round((percent or 0) / 100, 4),
+            )
+        except services.SetRefused as refusal:
+            field = "withhold_percent" if refusal.field == "withhold_share" else refusal.field
+            suggestion_form.add_error(field, str(refusal))
+        else:
+            messages.success(request, "Suggestion settings saved." if change else "No change.")
+            return redirect("audit:set-edit", audit_set.pk)
+    elif posted is not None and not suggesting and form.is_valid():
         try:
             change = services.set_settings_update(
                 audit_set=audit_set,
@@ -66,7 +93,22 @@ def set_edit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         {
             "audit_set": audit_set,
             "form": form,
+            "suggestion_form": suggestion_form,
             "versions": selectors.guideline_versions(audit_set=audit_set),
+        },
+    )
+
+
+def _suggestion_form(audit_set, data) -> SuggestionSettingsForm:
+    locked_since = selectors.criteria_locked_since(audit_set=audit_set)
+    return SuggestionSettingsForm(
+        data,
+        sources=suggestion_sources(audit_set),
+        locked_since=locked_since,
+        initial={
+            "source_key": audit_set.suggestion_source,
+            "show_judgment": audit_set.show_suggested_judgment,
+            "withhold_percent": round(audit_set.withhold_share * 100, 2),
         },
     )
 

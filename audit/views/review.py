@@ -20,6 +20,7 @@ from audit import judgments, matching, selectors, services, unsupported
 from audit.forms import ClaimSplitForm, FlagForm, SheetForm, SkipForm
 from audit.models import AuditSheet, Claim, ClaimSkip, GuidelineFlag
 from audit.roles import is_lead
+from audit.selectors.review_suggestions import review_suggestion
 from audit.views import access, calibration, display, held
 from audit.views.access import HtmxHttpRequest
 
@@ -463,6 +464,10 @@ def _suggestions(statement: str, passages: list) -> list[tuple[int, int]]:
     return [(s.start, s.end) for s in unsupported.unsupported_spans(statement, prepared)]
 
 
+def _suggested_by(name: str, score: float | None) -> str:
+    return name if score is None else f"{name} · {score:.2f}"
+
+
 def _render_review(
     request: HtmxHttpRequest,
     claim: Claim,
@@ -478,10 +483,22 @@ def _render_review(
     values = _values(sheet, form)
     passages = list(answer.passages.order_by("position"))
     cited = sorted(claim.citations.values_list("position", flat=True))
-    check = getattr(claim, "machine_check", None)
+    suggested = review_suggestion(audit_set=audit_set, claim=claim)
+    # A withheld claim shows no suggestion at all, the matcher's checks included: the
+    # comparison with and without suggestions needs a page free of machine hints.
+    check = None if suggested.withheld else getattr(claim, "machine_check", None)
     marks: dict[int, list[tuple[int, int, int]]] = {}
-    for rank, h in enumerate(judgments.machine_hints(check.highlights if check else []), start=1):
-        marks.setdefault(h["passage"], []).append((h["start"], h["end"], rank))
+    # rank → its label, for a source other than the matcher (whose ranking scores are on
+    # another scale and never shown).
+    rank_labels: dict[int, str] = {}
+    if suggested.is_matcher:
+        hints = judgments.machine_hints(check.highlights if check else [])
+        for rank, h in enumerate(hints, start=1):
+            marks.setdefault(h["passage"], []).append((h["start"], h["end"], rank))
+    else:
+        for rank, e in enumerate(suggested.evidence, start=1):
+            marks.setdefault(e.passage, []).append((e.start, e.end, rank))
+            rank_labels[rank] = _suggested_by(suggested.name, e.score)
 
     # Evidence that is not a whole sentence (a selection, a trimmed sentence, or a sentence
     # saved under other boundaries) is marked in its passage and listed under it.
@@ -501,6 +518,9 @@ def _render_review(
                     "pieces": s.pieces,
                     "gap_pieces": s.gap_pieces,
                     "rank": min(s.highlight_for) if s.highlight_for else None,
+                    "suggested_by": rank_labels.get(min(s.highlight_for))
+                    if s.highlight_for
+                    else "",
                     "selected": key in values["evidence"],
                 }
             )
@@ -526,7 +546,12 @@ def _render_review(
 
     statement = sheet.answer_statement
     assertion_spans = display.assertion_views(statement, values["assertion_spans"])
-    suggestions = _suggestions(statement, [p for p in passages if p.position in cited])
+    if suggested.withheld:
+        suggestions = []
+    elif suggested.is_matcher:
+        suggestions = _suggestions(statement, [p for p in passages if p.position in cited])
+    else:
+        suggestions = [(w.start, w.end) for w in suggested.words if w.end <= len(statement)]
     claim_pieces = display.text_pieces(
         statement,
         0,
@@ -593,6 +618,13 @@ def _render_review(
             for s, e in suggestions
             if not any(a["start"] <= s and e <= a["end"] for a in assertion_spans)
         ],
+        "suggested": suggested,
+        "suggested_judgment_label": (
+            suggested.judgment_label
+            + ("" if suggested.judgment_score is None else f" ({suggested.judgment_score:.2f})")
+            if suggested.judgment
+            else ""
+        ),
         "uncited_positions": [p.position for p in passages if p.position not in cited],
         "judgment_choices": [
             (code, label, definitions[code]) for code, label in judgments.JUDGMENTS

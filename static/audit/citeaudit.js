@@ -1136,6 +1136,57 @@ function spanButton(label, className) {
     });
   }
 
+  // ---- suggestions: hidden per set when the reviewer says so (no marks, labels or
+  // suggested judgment), remembered for the set's next claims.
+  const suggestionBar = document.getElementById("suggestion-bar");
+  const suggestionToggle = document.getElementById("toggle-suggestions");
+  let suggestionsHidden = false;
+  if (suggestionBar && suggestionToggle) {
+    const HIDE_KEY = "citeaudit.review.hideSuggestions." + suggestionBar.dataset.set;
+    const showSuggestionState = function () {
+      form.classList.toggle("suggestions-off", suggestionsHidden);
+      // The label says what a press does; a changing label with aria-pressed reads twice.
+      suggestionToggle.textContent = suggestionsHidden ? "Show suggestions" : "Hide suggestions";
+    };
+    try {
+      suggestionsHidden = window.localStorage.getItem(HIDE_KEY) === "1";
+    } catch (error) {
+      // Storage may be off: they stay shown.
+    }
+    showSuggestionState();
+    suggestionToggle.addEventListener("click", function () {
+      suggestionsHidden = !suggestionsHidden;
+      showSuggestionState();
+      try {
+        window.localStorage.setItem(HIDE_KEY, suggestionsHidden ? "1" : "0");
+      } catch (error) {
+        // Nothing to remember it in.
+      }
+    });
+  }
+  // `e`: the suggested evidence sentences of the cited passages, as a reviewer's own choice.
+  function acceptSuggestedEvidence() {
+    if (suggestionsHidden || readOnly) return false;
+    const marked = form.querySelectorAll(".review-passage label.sent.hl > input.sent-toggle");
+    let added = false;
+    marked.forEach(function (box) {
+      if (!box.checked && !box.disabled) {
+        box.click();
+        added = true;
+      }
+    });
+    return added || marked.length > 0;
+  }
+  // `g`: the suggested judgment, where the set shows one.
+  function acceptSuggestedJudgment() {
+    const line = document.getElementById("suggested-judgment");
+    if (!line || suggestionsHidden || readOnly) return false;
+    const radio = form.querySelector('input[name=judgment][value="' + line.dataset.judgment + '"]');
+    if (!radio || radio.disabled) return false;
+    radio.click();
+    return true;
+  }
+
   // ---- Skip… and Flag… in the bar open their box below it and put the cursor in it.
   form.querySelectorAll("button[data-open]").forEach(function (button) {
     button.addEventListener("click", function () {
@@ -1201,8 +1252,16 @@ function spanButton(label, className) {
       if (addSelection()) event.preventDefault();
       return;
     }
+    if (key === "e") {
+      if (acceptSuggestedEvidence()) event.preventDefault();
+      return;
+    }
+    if (key === "g") {
+      if (acceptSuggestedJudgment()) event.preventDefault();
+      return;
+    }
     if (key === "u") {
-      const open = openSuggestions();
+      const open = suggestionsHidden ? [] : openSuggestions();
       if (open.length && !readOnly) {
         event.preventDefault();
         addAssertion(spanOf(open[0]));

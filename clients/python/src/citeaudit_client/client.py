@@ -275,7 +275,9 @@ class Client:
     def set_settings_update(self, id: SetRef, **fields: Any) -> dict[str, Any]:  # noqa: A002
         """Change only the fields given: name, description, guidelines, allow_reviewer_split,
         auto_gold, evidence_jaccard_threshold, anonymous_adjudication, criteria (with
-        criteria_reason once review has started). Returns the settings as they now are."""
+        criteria_reason once review has started), suggestion_source,
+        show_suggested_judgment, withhold_share (before review starts). Returns the
+        settings as they now are."""
         path = f"sets/{self._set_id(id)}/settings"
         return self._request("PATCH", path, json=fields).json()
 
