@@ -251,7 +251,7 @@ function spanButton(label, className) {
   const form = document.getElementById("sheet-form");
   if (!form) return;
 
-  const SELECT_DELAY_MS = 600; // after a click or key: quick
+  const SELECT_DELAY_MS = 200; // after a click or key: "Draft saved" follows a judgment key at once
   const TYPING_DELAY_MS = 1200; // after typing: wait for a pause
   const IDLE_AFTER_MS = 60000; // no input for this long: the reviewer is not working
   const HEARTBEAT_MS = 60000; // send counted seconds even when nothing else changes
