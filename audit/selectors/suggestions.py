@@ -173,3 +173,21 @@ def _unit(score) -> float | None:
     if score is None:
         return None
     return max(0.0, min(1.0, float(score)))
+
+
+def suggested_claims(audit_set: AuditSet, key: SourceKey):
+    """The set's claims the source suggested anything for, as a queryset (for paging by
+    claim); none for a key the set does not have."""
+    claims = Claim.objects.filter(answer__audit_set=audit_set)
+    if key.kind == MATCHER:
+        return claims.filter(machine_check__isnull=False)
+    if key.kind == JUDGE_RUN:
+        judged = JudgeVerdict.objects.filter(
+            run_id=key.pk, run__judge__audit_set=audit_set
+        ).exclude(judgment="")
+        return claims.filter(pk__in=judged.values("claim_id"))
+    if key.kind == SOURCE:
+        return claims.filter(
+            suggestions__source_id=key.pk, suggestions__source__audit_set=audit_set
+        )
+    return claims.none()
