@@ -10,6 +10,7 @@ import json
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
 
 from audit import services
 from audit.formats import FormatError
@@ -456,3 +457,69 @@ def test_an_unknown_source_key_is_404(handmade, lead):
     url = f"/api/v1/sets/{handmade.pk}/suggestions"
     assert client.get(url, {"source": "source:12345"}).status_code == 404
     assert client.get(url, {"source": "bogus"}).status_code == 404
+
+
+# ------------------------------------------------------------------------------ the page
+
+
+def test_a_lead_uploads_a_file_on_the_page_and_sees_the_source(handmade, lead, client_for):
+    client = client_for(lead)
+    url = reverse("audit:suggestions-upload", args=[handmade.pk])
+    data = _lines({"claim": "hm-1-a claim 1", "judgment": "supported"}, {"claim": "hm-2-a claim 1"})
+    response = client.post(
+        url,
+        {"name": "nli <b>", "version": "3", "file": SimpleUploadedFile("nli.jsonl", data)},
+    )
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Imported suggestions of nli &lt;b&gt; 3." in page
+    assert "nli <b>" not in page
+    assert Suggestion.objects.filter(source__name="nli <b>", source__version="3").count() == 2
+
+
+def test_a_refused_file_on_the_page_names_line_and_field_and_stores_nothing(
+    handmade, lead, client_for
+):
+    client = client_for(lead)
+    url = reverse("audit:suggestions-upload", args=[handmade.pk])
+    data = _lines(
+        {"claim": "hm-1-a claim 1"},
+        {"claim": "hm-1-a claim 2", "evidence": [{"passage": 5, "start": 0, "end": 3}]},
+    )
+    response = client.post(
+        url, {"name": "nli", "version": "1", "file": SimpleUploadedFile("nli.jsonl", data)}
+    )
+    assert response.status_code == 400
+    assert (
+        "nli.jsonl: line 2: evidence[0].passage: the claim&#x27;s answer has no passage 5"
+        in response.content.decode()
+    )
+    assert (SuggestionSource.objects.count(), Suggestion.objects.count()) == (0, 0)
+
+
+def test_a_large_file_on_the_page_goes_to_a_job(handmade, lead, client_for, settings):
+    settings.WEB_DIRECT_MAX_VERDICT_BYTES = 10
+    client = client_for(lead)
+    data = _lines({"claim": "hm-1-a claim 1", "judgment": "unclear"})
+    response = client.post(
+        reverse("audit:suggestions-upload", args=[handmade.pk]),
+        {"name": "nli", "version": "1", "file": SimpleUploadedFile("nli.jsonl", data)},
+    )
+    job = Job.objects.get()
+    assert (response.status_code, response.url) == (302, job.get_absolute_url())
+    run_queued_jobs()
+    job.refresh_from_db()
+    assert (job.status, job.result["created"]) == ("succeeded", 1)
+    assert "Imported suggestions of nli 1." in client.get(job.get_absolute_url()).content.decode()
+
+
+def test_a_lead_deletes_a_source_on_the_page(handmade, lead, client_for):
+    _push(handmade, lead, [{"claim": "hm-1-a claim 1"}])
+    source = SuggestionSource.objects.get()
+    client = client_for(lead)
+    url = reverse("audit:suggestions-upload", args=[handmade.pk])
+    assert "nli" in client.get(url).content.decode()
+    response = client.post(url, {"delete": str(source.pk)})
+    assert (response.status_code, response.url) == (302, url)
+    assert (SuggestionSource.objects.count(), Suggestion.objects.count()) == (0, 0)
+    assert client.post(url, {"delete": str(source.pk)}).status_code == 404

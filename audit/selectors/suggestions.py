@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.db.models import Count
+
 from audit import matching, unsupported
 from audit.models import (
     AuditSet,
@@ -191,3 +193,13 @@ def suggested_claims(audit_set: AuditSet, key: SourceKey):
             suggestions__source_id=key.pk, suggestions__source__audit_set=audit_set
         )
     return claims.none()
+
+
+def pushed_sources(audit_set: AuditSet):
+    """The set's sources pushed from outside, each with `suggested`, its count of claims."""
+    return (
+        SuggestionSource.objects.filter(audit_set=audit_set)
+        .select_related("created_by")
+        .annotate(suggested=Count("suggestions"))
+        .order_by("name", "version", "pk")
+    )
