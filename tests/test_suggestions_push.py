@@ -523,3 +523,61 @@ def test_a_lead_deletes_a_source_on_the_page(handmade, lead, client_for):
     assert (response.status_code, response.url) == (302, url)
     assert (SuggestionSource.objects.count(), Suggestion.objects.count()) == (0, 0)
     assert client.post(url, {"delete": str(source.pk)}).status_code == 404
+
+
+# ------------------------------------------------------------------------------ exports
+
+
+def test_the_jsonl_export_carries_each_claims_suggestions_with_their_source(handmade, lead):
+    from audit.services.exports import export_stream
+
+    _push(
+        handmade,
+        lead,
+        [
+            {
+                "claim": "hm-1-a claim 1",
+                "judgment": "supported",
+                "judgment_score": 0.9,
+                "evidence": [{"passage": 1, "start": 13, "end": 40, "score": 0.8}],
+                "unsupported": [{"start": 0, "end": 9}],
+                "wrong_citation": {"passage": 2, "score": 0.3},
+            }
+        ],
+    )
+    source = SuggestionSource.objects.get()
+    lines = [
+        json.loads(line)
+        for line in "".join(
+            export_stream(audit_set=handmade, fmt="jsonl", viewer=lead)
+        ).splitlines()
+    ]  # noqa: E501
+    claims = [line for line in lines if line["record"] == "claim"]
+    first = _claim(handmade)
+    by_id = {line["claim"]["db_id"]: line for line in claims}
+    assert by_id[first.pk]["suggestions"] == [
+        {
+            "source": f"source:{source.pk}",
+            "name": "nli",
+            "version": "1",
+            "judgment": "supported",
+            "judgment_score": 0.9,
+            "evidence": [{"passage": 1, "start": 13, "end": 40, "score": 0.8}],
+            "unsupported": [{"start": 0, "end": 9, "text": "Full-time", "score": None}],
+            "wrong_citation_passage": 2,
+            "wrong_citation_score": 0.3,
+        }
+    ]
+    assert by_id[first.pk]["machine_check"] is not None  # the matcher's stay its check
+    assert all(line["suggestions"] == [] for pk, line in by_id.items() if pk != first.pk)
+
+
+def test_an_export_with_suggestions_reads_back_as_an_import(handmade, lead, tmp_path):
+    from audit.formats import parse_file
+    from audit.services.exports import export_stream
+
+    _push(handmade, lead, [{"claim": "hm-1-a claim 1", "judgment": "supported"}])
+    data = "".join(export_stream(audit_set=handmade, fmt="jsonl")).encode()
+    parsed = parse_file(data, "export.jsonl")
+    assert parsed.format == "citeaudit"
+    assert len(parsed.records) == handmade.answers.count()

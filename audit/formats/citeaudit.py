@@ -57,6 +57,8 @@ _CLAIM_PART = (
     "rater_labels",
     "gold_source",
     "gold",
+    # Written since suggestions came; read and left aside: a set's sources are its own.
+    "suggestions",
 )
 _V1_LINE_FIELDS = ("citeaudit", "question", "answer", "passages", *_CLAIM_PART)
 _ANSWER_RECORD_FIELDS = ("citeaudit", "record", "question", "answer", "passages")
@@ -384,7 +386,15 @@ def _passage(value: Any, index: int, where: Where) -> labelled.Passage:
 
 def _claim(obj: dict[str, Any], where: Where, answer: labelled.Answer) -> labelled.Claim | None:
     value = require(obj, "claim", where)
-    fields = ("assigned", "machine_check", "sheets", "rater_labels", "gold_source", "gold")
+    fields = (
+        "assigned",
+        "machine_check",
+        "sheets",
+        "rater_labels",
+        "gold_source",
+        "gold",
+        "suggestions",
+    )
     if value is None:
         for key in fields:
             if obj.get(key) not in (None, [], labelled.UNRESOLVED):

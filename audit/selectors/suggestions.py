@@ -126,24 +126,26 @@ def _judge_run(audit_set: AuditSet, run_id: int, claims) -> dict[int, Suggested]
     verdicts = JudgeVerdict.objects.filter(
         run_id=run_id, run__judge__audit_set=audit_set, claim__in=claims
     ).exclude(judgment="")
-    found = {}
-    for v in verdicts.iterator(chunk_size=500):
-        found[v.claim_id] = Suggested(
-            claim_id=v.claim_id,
-            judgment=v.judgment,
-            evidence=tuple(
-                SuggestedSpan(e["start"], e["end"], e["passage"])
-                for e in v.evidence
-                if isinstance(e, dict) and "start" in e
-            ),
-            unsupported=tuple(
-                SuggestedSpan(u["start"], u["end"], text=u.get("text", ""))
-                for u in v.unsupported_spans
-                if isinstance(u, dict) and u.get("start") is not None
-            ),
-            wrong_citation_passage=v.wrong_citation_passage,
-        )
-    return found
+    return {v.claim_id: from_verdict(v) for v in verdicts.iterator(chunk_size=500)}
+
+
+def from_verdict(v: JudgeVerdict) -> Suggested:
+    """A judge's verdict as its run's suggestion for the claim."""
+    return Suggested(
+        claim_id=v.claim_id,
+        judgment=v.judgment,
+        evidence=tuple(
+            SuggestedSpan(e["start"], e["end"], e["passage"])
+            for e in v.evidence
+            if isinstance(e, dict) and "start" in e
+        ),
+        unsupported=tuple(
+            SuggestedSpan(u["start"], u["end"], text=u.get("text", ""))
+            for u in v.unsupported_spans
+            if isinstance(u, dict) and u.get("start") is not None
+        ),
+        wrong_citation_passage=v.wrong_citation_passage,
+    )
 
 
 def _pushed(audit_set: AuditSet, source_id: int, claims) -> dict[int, Suggested]:
