@@ -581,3 +581,29 @@ def test_an_export_with_suggestions_reads_back_as_an_import(handmade, lead, tmp_
     parsed = parse_file(data, "export.jsonl")
     assert parsed.format == "citeaudit"
     assert len(parsed.records) == handmade.answers.count()
+
+
+def test_suggestions_cost_the_export_one_query_a_chunk_whatever_the_number_of_sources(
+    handmade, lead
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from audit.services.exports import export_stream
+
+    def queries(chunk_size: int) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            "".join(export_stream(audit_set=handmade, fmt="jsonl", chunk_size=chunk_size))
+        return len(ctx.captured_queries)
+
+    before = queries(100), queries(2)
+    for version in ("1", "2", "3"):
+        services.suggestions_push(
+            audit_set=handmade,
+            user=lead,
+            name="nli",
+            version=version,
+            records=[{"claim": "hm-1-a claim 1"}, {"claim": "hm-2-a claim 1"}],
+        )
+    chunks = -(-handmade.answers.count() // 2)
+    assert (queries(100), queries(2)) == (before[0] + 1, before[1] + chunks)
