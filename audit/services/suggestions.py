@@ -154,6 +154,9 @@ def suggestions_store(
             version=version,
             defaults={"description": description, "created_by": user},
         )
+        # Two pushes of one source at once take turns here, so neither's rows meet the
+        # other's on the one-suggestion-per-claim constraint.
+        source = SuggestionSource.objects.select_for_update().get(pk=source.pk)
         if not created and description and description != source.description:
             source.description = description
             source.save(update_fields=["description", "updated_at"])
