@@ -45,6 +45,8 @@ from audit.models import (
     ReviewerPause,
     ReviewerTally,
     SheetFact,
+    Suggestion,
+    SuggestionSource,
     Webhook,
     WebhookAttempt,
     WebhookDelivery,
@@ -221,6 +223,29 @@ class WebhookAttemptAdmin(admin.ModelAdmin):
     # Read-only: each row is one try of a delivery, written as it was sent.
     list_display = ["pk", "delivery", "at", "response_code", "redelivery"]
     readonly_fields = [f.name for f in WebhookAttempt._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(SuggestionSource)
+class SuggestionSourceAdmin(admin.ModelAdmin):
+    # Read-only: a source is made by its push, which checks every record against the set;
+    # the set's Suggestions page removes one.
+    list_display = ["pk", "audit_set", "name", "version", "created_by", "updated_at"]
+    readonly_fields = [f.name for f in SuggestionSource._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(Suggestion)
+class SuggestionAdmin(admin.ModelAdmin):
+    # Read-only, as its source.
+    list_display = ["pk", "source", "claim", "judgment", "judgment_score"]
+    list_select_related = ["source"]
+    raw_id_fields = ["claim"]
+    readonly_fields = [f.name for f in Suggestion._meta.fields]
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -212,6 +212,9 @@ WEB_DIRECT_MAX_ANSWERS = int(os.environ.get("CITEAUDIT_WEB_DIRECT_MAX_ANSWERS", 
 WEB_DIRECT_MAX_VERDICT_BYTES = int(
     os.environ.get("CITEAUDIT_WEB_DIRECT_MAX_VERDICT_BYTES", str(1024 * 1024))
 )
+# A suggestions push of more claims than this (an API body), or a suggestions file larger
+# than WEB_DIRECT_MAX_VERDICT_BYTES, is stored by a job rather than within the request.
+WEB_DIRECT_MAX_SUGGESTIONS = int(os.environ.get("CITEAUDIT_WEB_DIRECT_MAX_SUGGESTIONS", "2000"))
 # How long a finished export's download link works; its file is removed after that.
 EXPORT_LINK_HOURS = int(os.environ.get("CITEAUDIT_EXPORT_LINK_HOURS", "24"))
 

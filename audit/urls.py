@@ -51,6 +51,11 @@ audit_patterns = [
     path("sets/<int:pk>/agreement/", agreement.agreement, name="agreement"),
     path("sets/<int:pk>/agreement/claims/", agreement.agreement_claims, name="agreement-claims"),
     path("sets/<int:pk>/verdicts/", agreement.verdicts_upload, name="verdicts-upload"),
+    path(
+        "sets/<int:pk>/suggestions/upload/",
+        agreement.suggestions_upload,
+        name="suggestions-upload",
+    ),
     path("sets/<int:pk>/export/<str:fmt>/", exports.set_export, name="set-export"),
     path("sets/<int:pk>/report/", reports.set_report, name="set-report"),
     path("sets/<int:pk>/report/claims/", reports.set_report_claims, name="set-report-claims"),

@@ -55,6 +55,12 @@ MATRIX: dict[tuple[str, str], tuple[int, int, int, int, int]] = {
     ("/api/v1/sets/{set_id}/sheets", "GET"): (NO, 200, 200, 200, 200),
     ("/api/v1/sets/{set_id}/gold", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/verdicts", "POST"): (NO, 403, 403, 200, RO),
+    ("/api/v1/sets/{set_id}/suggestions", "POST"): (NO, 403, 403, 200, RO),
+    ("/api/v1/sets/{set_id}/suggestions/file", "POST"): (NO, 403, 403, 200, RO),
+    # Suggestions are the lead's to read: a reviewer sees them on the review page only, as
+    # the set shows them (and not on a sheet the set withholds them from).
+    ("/api/v1/sets/{set_id}/suggestions", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/suggestion-sources", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/agreement", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/report", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/decision", "GET"): (NO, 403, 403, 200, 200),
@@ -197,6 +203,12 @@ def _request(client: Client, path: str, method: str, world: dict):
     if path.endswith("/verdicts"):
         line = b'{"judge": "j", "answer_id": "hm-1-a", "claim_index": 0, "judgment": "unclear"}'
         return client.post(url, {"file": SimpleUploadedFile("judge.jsonl", line)})
+    if path.endswith("/suggestions"):
+        body = {"name": "nli", "version": "1", "suggestions": [{"claim": "hm-1-a claim 1"}]}
+        return client.post(url, body, content_type="application/json")
+    if path.endswith("/suggestions/file"):
+        upload = SimpleUploadedFile("nli.jsonl", b'{"claim": "hm-1-a claim 1"}\n')
+        return client.post(url, {"file": upload, "name": "nli", "version": "1"})
     bodies = {
         "/reviewers": {"reviewers": ["rev_a", "rev_b"], "overlap": 1},
         "/reviewers/replace": {"leaving": "rev_a", "joining": "rev_a"},

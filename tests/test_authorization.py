@@ -72,6 +72,10 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:agreement": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:agreement-claims": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:verdicts-upload": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
+    "audit:suggestions-upload": {
+        "GET": (LOGIN, 403, 403, 200),
+        "POST": (LOGIN, 403, 403, 200),
+    },
     "audit:adjudicate": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
     "audit:adjudicate-save": {"GET": (LOGIN, 405, 405, 405), "POST": (LOGIN, 403, 403, 400)},
     "audit:claim-history": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
@@ -431,6 +435,7 @@ WORKSPACE_MATRIX: dict[str, dict[str, tuple[int, ...]]] = {
     "audit:agreement": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
     "audit:agreement-claims": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
     "audit:verdicts-upload": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
+    "audit:suggestions-upload": {"GET": LEAD_PAGE, "POST": LEAD_PAGE},
     # POST queues an export job (a large set's export runs in the background).
     "audit:set-export": {"GET": LEAD_PAGE, "POST": LEAD_ACTION},
     "audit:set-report": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},

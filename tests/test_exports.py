@@ -534,20 +534,21 @@ def test_export_reads_a_chunk_of_answers_per_round_of_queries(reviewed):
             _export(reviewed, "jsonl", chunk_size=chunk_size)
         return len(ctx.captured_queries)
 
-    # One query for the answers, then per chunk at most one per table: claims, passages,
+    # One query for the answers and two for the set's sources of suggestions (judge runs,
+    # pushed models; none here), then per chunk at most one per table: claims, passages,
     # citations, checks, assignments, rater labels, sheets, gold and gold's sheets.
     per_chunk = 9
-    assert queries(8) == 1 + per_chunk
+    assert queries(8) == 3 + per_chunk
     with CaptureQueriesContext(connection) as ctx:
         _export(reviewed, "jsonl", chunk_size=4)
     # A chunk's queries read their own table by key: a join to the answers or the sheets
     # read the whole of that table again for every chunk.
-    joined = [q["sql"] for q in ctx.captured_queries[1:] if " JOIN " in q["sql"]]
+    joined = [q["sql"] for q in ctx.captured_queries[3:] if " JOIN " in q["sql"]]
     assert [
         sql for sql in joined if '"audit_answer"' in sql or 'JOIN "audit_auditsheet"' in sql
     ] == []
-    assert 1 + 2 * per_chunk - 2 <= queries(4) <= 1 + 2 * per_chunk
-    assert queries(1) <= 1 + 8 * per_chunk
+    assert 3 + 2 * per_chunk - 2 <= queries(4) <= 3 + 2 * per_chunk
+    assert queries(1) <= 3 + 8 * per_chunk
 
 
 # --------------------------------------------------------------------------- audit-sheets

@@ -606,3 +606,48 @@ def test_a_leads_webhooks_through_the_client(lead, reviewer_a, live_server, rece
     with Client(live_server.url, _token(lead), retries=0) as client:
         client.webhook_delete(hook.pk)
     assert not Webhook.objects.filter(audit_set=audit_set).exists()
+
+
+def test_a_models_suggestions_round_trip_through_the_client(lead, live_server, start_worker):
+    audit_set = AuditSetFactory(name="Suggested")
+    import_file(audit_set, HANDMADE)
+    claim = Claim.objects.get(
+        answer__audit_set=audit_set, answer__external_id="hm-1-a", order=0, parent=None
+    )
+    records = [
+        {
+            "claim": "hm-1-a claim 1",
+            "judgment": "supported",
+            "judgment_score": 0.8,
+            "evidence": [{"passage": 1, "start": 13, "end": 40, "score": 0.9}],
+            "unsupported": [{"start": 0, "end": 9, "score": 0.4}],
+        }
+    ]
+    with Client(live_server.url, _token(lead), retries=0) as client:
+        summary = client.suggestions_push(audit_set.pk, "nli", "1", records)
+        key = summary["source"]
+        assert (summary["created"], summary["replaced"]) == (1, 0)
+        sources = client.suggestion_sources("Suggested")
+        assert [(s["key"], s["name"], s["version"]) for s in sources if s["kind"] == "source"] == [
+            (key, "nli", "1")
+        ]
+        (item,) = list(client.suggestions(audit_set.pk, key))
+        assert (item["claim"], item["claim_name"], item["judgment"], item["judgment_score"]) == (
+            claim.pk,
+            "hm-1-a claim 1",
+            "supported",
+            0.8,
+        )
+        assert item["evidence"] == [{"passage": 1, "start": 13, "end": 40, "score": 0.9}]
+        assert item["unsupported"] == [{"start": 0, "end": 9, "text": "Full-time", "score": 0.4}]
+
+        with pytest.raises(Invalid) as refused:
+            client.suggestions_push(audit_set.pk, "nli", "1", [{"claim": "hm-1-a claim 99"}])
+        assert refused.value.errors[0]["field"] == "body.suggestions[0].claim"
+
+        start_worker()
+        again = [dict(records[0], judgment="contradicted"), {"claim": "hm-2-a claim 1"}]
+        job = client.suggestions_push(audit_set.pk, "nli", "1", again, as_job=True, timeout=60)
+        assert (job.status, job.result["created"], job.result["replaced"]) == ("succeeded", 1, 1)
+        judged = {i["claim_name"]: i["judgment"] for i in client.suggestions(audit_set.pk, key)}
+        assert judged == {"hm-1-a claim 1": "contradicted", "hm-2-a claim 1": ""}

@@ -1,10 +1,19 @@
 """The versioned HTTP API (/api/v1/), built on django-ninja: `api` holds every endpoint, one
-module per area (sets, jobs, claims, results, lead, judges, webhooks) registering its own
-on import."""
+module per area (sets, jobs, claims, results, lead, judges, suggestions, webhooks)
+registering its own on import."""
 
 from __future__ import annotations
 
-from audit.api import claims, jobs, judges, lead, results, sets, webhooks  # noqa: F401 - registers the endpoints on `api`
+from audit.api import (  # noqa: F401 - registers the endpoints on `api`
+    claims,
+    jobs,
+    judges,
+    lead,
+    results,
+    sets,
+    suggestions,
+    webhooks,
+)
 from audit.api.base import api
 
 __all__ = ["api"]

@@ -60,7 +60,9 @@ _CLAIM_PART = (
 )
 _V1_LINE_FIELDS = ("citeaudit", "question", "answer", "passages", *_CLAIM_PART)
 _ANSWER_RECORD_FIELDS = ("citeaudit", "record", "question", "answer", "passages")
-_CLAIM_RECORD_FIELDS = ("citeaudit", "record", "answer_hash", *_CLAIM_PART)
+# Written since suggestions came (optional, so older files read); read and left aside: a
+# set's sources of suggestions are its own.
+_CLAIM_RECORD_FIELDS = ("citeaudit", "record", "answer_hash", *_CLAIM_PART, "suggestions")
 _QUESTION_FIELDS = ("db_id", "id", "text")
 _ANSWER_FIELDS = ("db_id", "id", "system", "text", "is_partial", "content_hash", "metadata")
 _PASSAGE_FIELDS = ("db_id", "position", "title", "url", "text", "is_cited")
@@ -121,7 +123,7 @@ _LABEL_FIELDS = ("rater", "kind", "judgment", "raw_label", "verification_worthy"
 # Fields a file may leave out: the database id, and judgment flags added after it was
 # exported (they take their default), among them "answers_question", which a claim also
 # carries (a lead's mark).
-_OPTIONAL = frozenset({"db_id", *(flag.name for flag in judgments.FLAGS[1:])})
+_OPTIONAL = frozenset({"db_id", "suggestions", *(flag.name for flag in judgments.FLAGS[1:])})
 
 # The database's column limits: a longer value is refused here rather than cut there.
 _MAX_ID = MAX_ID
@@ -222,6 +224,8 @@ def _v2_claim(obj: dict[str, Any], where: Where, reader: _Reader, number: int) -
         listed = ", ".join(quote(r) for r in _RECORDS)
         raise where.error("record", f"unknown value {shown}: expected one of {listed}")
     _refuse_unknown(obj, _CLAIM_RECORD_FIELDS, where, "")
+    for i, item in enumerate(expect_list(obj.get("suggestions", []), where, "suggestions")):
+        expect_object(item, where, f"suggestions[{i}]")
     answer_hash = expect_text(obj["answer_hash"], where, "answer_hash")
     group = reader.groups[-1] if reader.groups else None
     if group is None or group.answer.content_hash != answer_hash:
@@ -384,7 +388,14 @@ def _passage(value: Any, index: int, where: Where) -> labelled.Passage:
 
 def _claim(obj: dict[str, Any], where: Where, answer: labelled.Answer) -> labelled.Claim | None:
     value = require(obj, "claim", where)
-    fields = ("assigned", "machine_check", "sheets", "rater_labels", "gold_source", "gold")
+    fields = (
+        "assigned",
+        "machine_check",
+        "sheets",
+        "rater_labels",
+        "gold_source",
+        "gold",
+    )
     if value is None:
         for key in fields:
             if obj.get(key) not in (None, [], labelled.UNRESOLVED):

@@ -1,5 +1,6 @@
 """Citeaudit's JSON Lines export, version 2: an answer record (question, answer, passages) then
-one claim record per claim (check, sheets, rater labels, gold); citeaudit.py reads it back.
+one claim record per claim (check, sheets, rater labels, gold, suggestions); citeaudit.py
+reads it back.
 
 The layout and fields are documented in docs/reference.md, "The citeaudit JSONL export".
 """
@@ -127,6 +128,28 @@ def _claim_json(claim: labelled.Claim) -> dict[str, Any]:
         ],
         "gold_source": claim.gold_status,
         "gold": None if claim.gold is None else _gold_json(claim.gold),
+        "suggestions": [_suggestion_json(s) for s in claim.suggestions],
+    }
+
+
+def _suggestion_json(entry: labelled.SourceSuggestion) -> dict[str, Any]:
+    s = entry.suggested
+    return {
+        "source": entry.source,
+        "name": entry.name,
+        "version": entry.version,
+        "judgment": s.judgment,
+        "judgment_score": s.judgment_score,
+        "evidence": [
+            {"passage": e.passage, "start": e.start, "end": e.end, "score": e.score}
+            for e in s.evidence
+        ],
+        "unsupported": [
+            {"start": u.start, "end": u.end, "text": u.text, "score": u.score}
+            for u in s.unsupported
+        ],
+        "wrong_citation_passage": s.wrong_citation_passage,
+        "wrong_citation_score": s.wrong_citation_score,
     }
 
 

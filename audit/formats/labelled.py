@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from audit import judgments
+from audit.suggestions import Suggested
 
 # The codes of the models' choices for claims and checks (Claim.Location, ClaimCheck.Label),
 # repeated here because this module cannot import the models; tests/test_exports.py checks
@@ -40,6 +41,17 @@ class Passage:
     text: str
     is_cited: bool
     db_id: int | None = None
+
+
+@dataclass(frozen=True)
+class SourceSuggestion:
+    """What one source (a judge run or a pushed model; the matcher's is the claim's check)
+    suggested for a claim, with the source's key, name and version."""
+
+    source: str
+    name: str
+    version: str
+    suggested: Suggested
 
 
 @dataclass(frozen=True)
@@ -132,6 +144,7 @@ class Claim:
     rater_labels: tuple[RaterLabel, ...] = ()
     gold: Gold | None = None
     db_id: int | None = None
+    suggestions: tuple[SourceSuggestion, ...] = ()
 
     @property
     def gold_status(self) -> str:

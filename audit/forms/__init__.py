@@ -9,7 +9,13 @@ from audit.forms.judges import (
     JudgeThresholdForm,
     WebhookForm,
 )
-from audit.forms.reports import CompareForm, CriteriaForm, DashboardFilterForm, VerdictUploadForm
+from audit.forms.reports import (
+    CompareForm,
+    CriteriaForm,
+    DashboardFilterForm,
+    SuggestionUploadForm,
+    VerdictUploadForm,
+)
 from audit.forms.review import (
     AssertionField,
     ClaimSplitForm,
@@ -61,6 +67,7 @@ __all__ = [
     "ReviewerReplaceForm",
     "SheetForm",
     "SkipForm",
+    "SuggestionUploadForm",
     "VerdictUploadForm",
     "WebhookForm",
     "WorkspaceChoiceField",

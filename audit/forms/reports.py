@@ -27,6 +27,28 @@ class VerdictUploadForm(forms.Form):
     )
 
 
+class SuggestionUploadForm(forms.Form):
+    name = forms.CharField(
+        max_length=100, label="Source name", help_text="The model's name, e.g. nli-checker."
+    )
+    version = forms.CharField(
+        max_length=100,
+        label="Version",
+        help_text="A new version is a new source, so its figures never mix with the old one's.",
+    )
+    description = forms.CharField(
+        required=False, label="Description", widget=forms.Textarea(attrs={"rows": 2})
+    )
+    file = forms.FileField(
+        allow_empty_file=True,
+        label="Suggestions file (JSONL)",
+        help_text=(
+            "One claim per line: claim (its id or name, e.g. “hm-1-a claim 2”), and any of "
+            "judgment, judgment_score, evidence, unsupported, wrong_citation."
+        ),
+    )
+
+
 class CriteriaForm(forms.Form):
     """The acceptance criteria a lead can set, one of each kind, each switched on or off."""
 

@@ -26,6 +26,7 @@ class Job(models.Model):
         REMATCH = "rematch", "Recompute machine checks"
         RECOMPARE = "recompare", "Compare again"
         VERDICTS = "verdicts", "Import machine verdicts"
+        SUGGESTIONS = "suggestions", "Import suggestions"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -83,6 +84,7 @@ class Job(models.Model):
             self.Kind.RECOMPARE: "claims",
             self.Kind.JUDGE: "claims",
             self.Kind.VERDICTS: "verdicts",
+            self.Kind.SUGGESTIONS: "suggestions",
         }.get(self.kind, "answers")
 
 

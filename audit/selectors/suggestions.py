@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.db.models import Count
+
 from audit import matching, unsupported
 from audit.models import (
     AuditSet,
@@ -124,24 +126,26 @@ def _judge_run(audit_set: AuditSet, run_id: int, claims) -> dict[int, Suggested]
     verdicts = JudgeVerdict.objects.filter(
         run_id=run_id, run__judge__audit_set=audit_set, claim__in=claims
     ).exclude(judgment="")
-    found = {}
-    for v in verdicts.iterator(chunk_size=500):
-        found[v.claim_id] = Suggested(
-            claim_id=v.claim_id,
-            judgment=v.judgment,
-            evidence=tuple(
-                SuggestedSpan(e["start"], e["end"], e["passage"])
-                for e in v.evidence
-                if isinstance(e, dict) and "start" in e
-            ),
-            unsupported=tuple(
-                SuggestedSpan(u["start"], u["end"], text=u.get("text", ""))
-                for u in v.unsupported_spans
-                if isinstance(u, dict) and u.get("start") is not None
-            ),
-            wrong_citation_passage=v.wrong_citation_passage,
-        )
-    return found
+    return {v.claim_id: from_verdict(v) for v in verdicts.iterator(chunk_size=500)}
+
+
+def from_verdict(v: JudgeVerdict) -> Suggested:
+    """A judge's verdict as its run's suggestion for the claim."""
+    return Suggested(
+        claim_id=v.claim_id,
+        judgment=v.judgment,
+        evidence=tuple(
+            SuggestedSpan(e["start"], e["end"], e["passage"])
+            for e in v.evidence
+            if isinstance(e, dict) and "start" in e
+        ),
+        unsupported=tuple(
+            SuggestedSpan(u["start"], u["end"], text=u.get("text", ""))
+            for u in v.unsupported_spans
+            if isinstance(u, dict) and u.get("start") is not None
+        ),
+        wrong_citation_passage=v.wrong_citation_passage,
+    )
 
 
 def _pushed(audit_set: AuditSet, source_id: int, claims) -> dict[int, Suggested]:
@@ -173,3 +177,31 @@ def _unit(score) -> float | None:
     if score is None:
         return None
     return max(0.0, min(1.0, float(score)))
+
+
+def suggested_claims(audit_set: AuditSet, key: SourceKey):
+    """The set's claims the source suggested anything for, as a queryset (for paging by
+    claim); none for a key the set does not have."""
+    claims = Claim.objects.filter(answer__audit_set=audit_set)
+    if key.kind == MATCHER:
+        return claims.filter(machine_check__isnull=False)
+    if key.kind == JUDGE_RUN:
+        judged = JudgeVerdict.objects.filter(
+            run_id=key.pk, run__judge__audit_set=audit_set
+        ).exclude(judgment="")
+        return claims.filter(pk__in=judged.values("claim_id"))
+    if key.kind == SOURCE:
+        return claims.filter(
+            suggestions__source_id=key.pk, suggestions__source__audit_set=audit_set
+        )
+    return claims.none()
+
+
+def pushed_sources(audit_set: AuditSet):
+    """The set's sources pushed from outside, each with `suggested`, its count of claims."""
+    return (
+        SuggestionSource.objects.filter(audit_set=audit_set)
+        .select_related("created_by")
+        .annotate(suggested=Count("suggestions"))
+        .order_by("name", "version", "pk")
+    )

@@ -68,6 +68,12 @@ from audit.services.sheets import (
     sheet_submit,
 )
 from audit.services.splits import AtomicPart, claim_split
+from audit.services.suggestions import (
+    SuggestionPushSummary,
+    source_delete,
+    suggestions_push,
+    suggestions_upload,
+)
 from audit.services.tokens import (
     TokenRejected,
     TokenScopeRefused,
@@ -152,6 +158,10 @@ __all__ = [
     "sheet_submit",
     "verdicts_import",
     "verdicts_push",
+    "SuggestionPushSummary",
+    "source_delete",
+    "suggestions_push",
+    "suggestions_upload",
     "webhook_create",
     "webhook_delete",
     "webhook_redeliver",

@@ -25,9 +25,13 @@ from audit.models import (
     AuditSheet,
     Claim,
     ClaimCheck,
+    JudgeVerdict,
     Passage,
     RaterLabel,
+    Suggestion,
 )
+from audit.selectors import suggestions as suggestion_selectors
+from audit.suggestions import JUDGE_RUN, SOURCE, SourceKey
 
 # Answers per round of queries: large enough that the queries are few, small enough that a
 # chunk with long passages stays a few megabytes.
@@ -180,8 +184,18 @@ def labelled_answers(
         .iterator(chunk_size=chunk_size)
     )
     blind = selectors.blind_claim_ids(user=viewer, audit_set=audit_set) if viewer else set()
+    # Judge runs' and pushed models' suggestions: the matcher's are the claim's check.
+    sources = (
+        {
+            info.key: info
+            for info in suggestion_selectors.sources(audit_set)
+            if info.kind in (JUDGE_RUN, SOURCE)
+        }
+        if needs.extras
+        else {}
+    )
     for chunk in batched(rows, chunk_size):
-        yield from _answers(list(chunk), needs, blind=blind, viewer=viewer)
+        yield from _answers(list(chunk), needs, blind=blind, viewer=viewer, sources=sources)
         if progress:
             progress(len(chunk))
 
@@ -192,6 +206,7 @@ def _answers(
     *,
     blind: set[int] = frozenset(),
     viewer: AbstractBaseUser | None = None,
+    sources: dict[SourceKey, suggestion_selectors.SourceInfo] | None = None,
 ) -> list[labelled.Answer]:
     ids = [row["pk"] for row in rows]
     # Unordered: claims are put in reading order below, and Claim's default ordering by
@@ -245,6 +260,8 @@ def _answers(
                     **{key: r[key] for key in _LABEL_FIELDS},
                 )
             )
+
+    suggested = _suggestions(claim_ids, sources or {})
 
     sheets: dict[int, list[labelled.Sheet]] = defaultdict(list)
     reviewer_of: dict[int, str] = {}
@@ -341,6 +358,7 @@ def _answers(
                 rater_labels=tuple(sorted(labels[pk], key=lambda r: r.rater)),
                 gold=golds.get(pk),
                 db_id=pk,
+                suggestions=tuple(suggested[pk]),
             )
         )
 
@@ -361,6 +379,41 @@ def _answers(
         )
         for row in rows
     ]
+
+
+def _suggestions(
+    claim_ids: list[int], sources: dict[SourceKey, suggestion_selectors.SourceInfo]
+) -> dict[int, list[labelled.SourceSuggestion]]:
+    """claim id → what each judge run and pushed source suggested, in the sources' order;
+    two queries a chunk whatever the number of sources."""
+    found: dict[int, list[labelled.SourceSuggestion]] = defaultdict(list)
+    if not sources or not claim_ids:
+        return found
+    order = {key: i for i, key in enumerate(sources)}
+    rows: list[tuple[SourceKey, Any]] = []
+    runs = [key.pk for key in sources if key.kind == JUDGE_RUN]
+    pushed = [key.pk for key in sources if key.kind == SOURCE]
+    for start in range(0, len(claim_ids), IN_BATCH):
+        ids = claim_ids[start : start + IN_BATCH]
+        if runs:
+            verdicts = JudgeVerdict.objects.filter(run_id__in=runs, claim_id__in=ids).exclude(
+                judgment=""
+            )
+            for v in verdicts.only(
+                "run_id", "claim_id", "judgment", "evidence", "unsupported_spans",
+                "wrong_citation_passage",
+            ):  # fmt: skip
+                rows.append((SourceKey(JUDGE_RUN, v.run_id), suggestion_selectors.from_verdict(v)))
+        if pushed:
+            for row in Suggestion.objects.filter(source_id__in=pushed, claim_id__in=ids):
+                rows.append((SourceKey(SOURCE, row.source_id), suggestion_selectors.from_row(row)))
+    rows.sort(key=lambda pair: order[pair[0]])
+    for key, suggestion in rows:
+        info = sources[key]
+        found[suggestion.claim_id].append(
+            labelled.SourceSuggestion(str(key), info.name, info.version, suggestion)
+        )
+    return found
 
 
 def _of_claims(queryset: QuerySet, claim_ids: list[int], *fields: str) -> Iterator[dict]:

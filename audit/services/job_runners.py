@@ -5,6 +5,7 @@ services these call, and those services (judges, say) may queue jobs without a l
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import asdict
@@ -16,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.formats import parse_path
+from audit.formats.suggestions import parse_records, parse_suggestions
 from audit.formats.verdicts import parse_verdicts
 from audit.matching import MATCHER_VERSION
 from audit.models import Answer, AuditSet, Job
@@ -28,6 +30,7 @@ from audit.services.imports import answers_import
 from audit.services.jobs import HEARTBEAT_THREAD, job_runner, progress_reporter, progress_total
 from audit.services.judges import judge_run_execute
 from audit.services.sets import SetNameTaken, set_create
+from audit.services.suggestions import suggestions_store
 from audit.services.verdicts import verdicts_store
 
 # Answers between two reports of a rematch (one report per answer would be a cache write
@@ -173,6 +176,30 @@ def _verdicts_run(job: Job) -> dict:
         progress=progress_reporter(job, len(verdicts)),
     )
     return {**asdict(summary), "judges": list(summary.judges)}
+
+
+@job_runner(Job.Kind.SUGGESTIONS)
+def _suggestions_run(job: Job) -> dict:
+    params = job.params
+    data = Path(params["path"]).read_bytes()
+    filename = params["filename"]
+    if params.get("body"):
+        # Written by the push from records it had parsed: plain JSON, read back as such.
+        records = parse_records(json.loads(data), filename)
+    else:
+        records = parse_suggestions(data, filename, max_bytes=settings.IMPORT_MAX_WHOLE_BYTES)
+    progress_total(job, len(records))
+    summary = suggestions_store(
+        audit_set=job.audit_set,
+        user=job.created_by,
+        name=params["name"],
+        version=params["version"],
+        description=params.get("description", ""),
+        records=records,
+        filename=filename,
+        progress=progress_reporter(job, len(records)),
+    )
+    return asdict(summary)
 
 
 def _every(rows: int, progress: Callable[[int], None]) -> Callable[[int], None]:

@@ -200,6 +200,35 @@ def job_verdicts_create(*, upload: UploadedFile, audit_set: AuditSet, user) -> J
     )
 
 
+def job_suggestions_create(
+    *,
+    audit_set: AuditSet,
+    user,
+    name: str,
+    version: str,
+    description: str,
+    upload: UploadedFile | None = None,
+    body: bytes | None = None,
+) -> Job:
+    """Queue storing a model's suggestions: an uploaded suggestions file, or `body`, the
+    records of an API push written as one JSON list (its errors then name `suggestions[i]`,
+    as a direct push's do)."""
+    token = uuid.uuid4().hex
+    if upload is not None:
+        params = _upload_save(upload, token)
+    else:
+        folder = Path(settings.JOBS_DIR) / token
+        folder.mkdir(parents=True, exist_ok=False)
+        path = folder / "upload"
+        path.write_bytes(body or b"[]")
+        params = {"path": str(path), "filename": "request body", "size": len(body or b""),
+                  "body": True}  # fmt: skip
+    params |= {"name": name, "version": version, "description": description}
+    return _create(
+        kind=Job.Kind.SUGGESTIONS, audit_set=audit_set, user=user, token=token, params=params
+    )
+
+
 def _upload_save(upload: UploadedFile, token: str) -> dict:
     folder = Path(settings.JOBS_DIR) / token
     folder.mkdir(parents=True, exist_ok=False)

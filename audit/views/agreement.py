@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count
@@ -16,9 +17,10 @@ from django.urls import reverse
 from audit import judgments, selectors, services
 from audit.agreement import BINARY_NOT, ConfusionMatrix
 from audit.formats.records import FormatError
-from audit.forms import DashboardFilterForm, VerdictUploadForm
-from audit.models import AuditSet, Job, RaterLabel
+from audit.forms import DashboardFilterForm, SuggestionUploadForm, VerdictUploadForm
+from audit.models import AuditSet, Job, RaterLabel, SuggestionSource
 from audit.selectors import dashboard
+from audit.selectors import suggestions as suggestion_selectors
 from audit.selectors.dashboard import REVIEWERS, Dashboard, Reviewer
 from audit.views import access, display
 
@@ -299,3 +301,43 @@ def verdicts_upload(request: HttpRequest, pk: int) -> HttpResponse:
         .order_by("rater__kind", "rater__name")
     )
     return render(request, "audit/verdicts_upload.html", ctx, status=status)
+
+
+@login_required
+def suggestions_upload(request: HttpRequest, pk: int) -> HttpResponse:
+    """A lead uploads a model's suggestions file, or deletes a source the set has."""
+    audit_set = access.get_set_for_lead(request, pk)
+    if request.method == "POST" and "delete" in request.POST:
+        source = SuggestionSource.objects.filter(
+            audit_set=audit_set, pk=_int(request.POST["delete"])
+        ).first()
+        if source is None:
+            raise Http404("No such source of suggestions.")
+        services.source_delete(source=source, user=request.user)
+        messages.success(request, f"Deleted {source.name} {source.version} and its suggestions.")
+        return redirect("audit:suggestions-upload", pk=audit_set.pk)
+    form = SuggestionUploadForm(request.POST or None, request.FILES or None)
+    ctx: dict = {"audit_set": audit_set, "form": form}
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = services.suggestions_upload(
+                audit_set=audit_set,
+                user=request.user,
+                name=form.cleaned_data["name"],
+                version=form.cleaned_data["version"],
+                description=form.cleaned_data["description"],
+                upload=form.cleaned_data["file"],
+            )
+            if isinstance(result, Job):
+                return redirect(result)
+            ctx["summary"] = result
+        except FormatError as error:
+            ctx["error"] = str(error)
+            status = 400
+    ctx["sources"] = list(suggestion_selectors.pushed_sources(audit_set))
+    return render(request, "audit/suggestions_upload.html", ctx, status=status)
+
+
+def _int(text: str) -> int:
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 19 else 0

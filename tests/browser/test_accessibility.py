@@ -59,6 +59,7 @@ def _lead_pages(audit_set, claim, judge, job, answer) -> list[str]:
         "adjudication-settings",
         "agreement",
         "verdicts-upload",
+        "suggestions-upload",
         "set-report",
         "set-criteria",
         "set-compare",

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from audit import services
 from audit.judgments import NOT_SUPPORTED, UNCLEAR
-from audit.models import AuditSet, Claim, Webhook, WebhookDelivery
+from audit.models import AuditSet, Claim, SuggestionSource, Webhook, WebhookDelivery
 from tests.browser.conftest import ARTIFACTS
 from tests.conftest import import_file
 from tests.factories import default_workspace, submit_sheet
@@ -78,6 +78,9 @@ def test_no_page_scrolls_sideways_with_long_unbroken_names_and_texts(
     hook = Webhook.objects.create(
         audit_set=audit_set, url="https://" + LONG_NAME, secret="s" * 64, events=["set.reviewed"]
     )
+    SuggestionSource.objects.create(
+        audit_set=audit_set, name=LONG_NAME[:100], version=LONG_NAME[:100], description=LONG_NAME
+    )
     WebhookDelivery.objects.create(webhook=hook, event="set.reviewed", body="{}", error=LONG_NAME)
     answer = claim.answer
     lead_pages = {
@@ -93,6 +96,7 @@ def test_no_page_scrolls_sideways_with_long_unbroken_names_and_texts(
         "agreement": f"/sets/{pk}/agreement/",
         "agreement-claims": f"/sets/{pk}/agreement/claims/?row=not_supported&col=unclear",
         "verdicts-upload": f"/sets/{pk}/verdicts/",
+        "suggestions-upload": f"/sets/{pk}/suggestions/upload/",
         "set-webhooks": f"/sets/{pk}/webhooks/",
         "set-report": f"/sets/{pk}/report/",
         "set-criteria": f"/sets/{pk}/criteria/",

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from audit import services
-from audit.models import Answer, AuditSet, Claim, Webhook, WebhookDelivery
+from audit.models import Answer, AuditSet, Claim, SuggestionSource, Webhook, WebhookDelivery
 from tests.conftest import import_file
 from tests.factories import default_workspace
 from tests.xss_payloads import PAYLOADS
@@ -71,6 +71,7 @@ def _lead_pages(audit_set: AuditSet, claim: Claim) -> list[str]:
         "set-criteria",
         "set-compare",
         "verdicts-upload",
+        "suggestions-upload",
         "set-webhooks",
     ]
     pages = [reverse(f"audit:{name}", args=[audit_set.pk]) for name in names]
@@ -137,6 +138,12 @@ def test_no_payload_runs_on_review_adjudication_and_report_pages(
         audit_set=hostile_set, url=PAYLOADS[0], secret=PAYLOADS[1], events=[PAYLOADS[2]]
     )
     WebhookDelivery.objects.create(webhook=hook, event=PAYLOADS[3], body="{}", error=PAYLOADS[4])
+    SuggestionSource.objects.create(
+        audit_set=hostile_set,
+        name=PAYLOADS[5][:100],
+        version=PAYLOADS[6][:100],
+        description=PAYLOADS[7],
+    )
     dialogs: list[str] = []
     checked = 0
     for user, urls in (
@@ -164,5 +171,5 @@ def test_no_payload_runs_on_review_adjudication_and_report_pages(
     # The payloads were there, as text: the notes of a sheet on the adjudication view.
     page.goto(f"{live_server.url}{reverse('audit:adjudicate', args=[claims[0].pk])}")
     assert PAYLOADS[0] in page.inner_text("body")
-    assert checked == 1 + len(claims) + 14
+    assert checked == 1 + len(claims) + 15
     assert dialogs == []

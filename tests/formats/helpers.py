@@ -70,6 +70,8 @@ def as_citeaudit_v1(data: bytes) -> bytes:
             answers.append((record, []))
         else:
             del record["citeaudit"], record["answer_hash"]
+            # Nor suggestions.
+            record.pop("suggestions", None)
             # Version 1 was replaced before claims and judgments gained "answers the
             # question".
             for judged in [record["claim"], *record.get("sheets", []), record.get("gold") or {}]:

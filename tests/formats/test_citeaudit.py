@@ -702,7 +702,7 @@ _DROP = object()
             "passages",
             [],
             "passages: unknown field (known fields: citeaudit, record, answer_hash, claim, "
-            "assigned, machine_check, sheets, rater_labels, gold_source, gold)",
+            "assigned, machine_check, sheets, rater_labels, gold_source, gold, suggestions)",
         ),
         (1, "passages.1.position", 3, "passages[1].position: expected 2, got 3"),
         (

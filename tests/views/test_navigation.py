@@ -37,6 +37,7 @@ LEAD_TABS = [
     "Compare runs",
     "Judges",
     "Machine verdicts",
+    "Suggestions",
     "Webhooks",
 ]
 
@@ -62,6 +63,7 @@ def _set_pages(audit_set) -> list[str]:
         "set-criteria",
         "set-compare",
         "verdicts-upload",
+        "suggestions-upload",
         "adjudication-settings",
         "set-webhooks",
         "review-open",

@@ -757,6 +757,59 @@ class Client:
             return self.job_wait(job.id, timeout=timeout, progress=progress)
         return job
 
+    # ----------------------------------------------------------------------- suggestions
+
+    def suggestions_push(
+        self,
+        set: SetRef,  # noqa: A002
+        name: str,
+        version: str,
+        suggestions: Iterable[Mapping[str, Any]],
+        *,
+        description: str = "",
+        as_job: bool | None = None,
+        wait: bool = True,
+        timeout: float | None = None,
+        progress: Progress = None,
+    ) -> dict[str, Any] | Job:
+        """A model's suggestions for the set's claims, one mapping a claim in the
+        suggestions file's format (`claim`, and any of `judgment`, `judgment_score`,
+        `evidence`, `unsupported`, `wrong_citation`), all or nothing: the summary
+        (`source`, `name`, `version`, `created`, `replaced`), or Invalid naming the record
+        and field of the first problem. Pushing the same name and version again replaces
+        its suggestions on those claims. Many records, or any with `as_job=True`, are
+        queued as a job: with `wait=True` (the default) the ended Job, else the Job."""
+        path = f"sets/{self._set_id(set)}/suggestions"
+        body = {
+            "name": name,
+            "version": version,
+            "description": description,
+            "suggestions": [dict(record) for record in suggestions],
+        }
+        params = {"async": "true"} if as_job else None
+        response = self._request("POST", path, json=body, params=params)
+        if response.status_code != 202:
+            return response.json()
+        job = Job.from_api(response.json())
+        if wait:
+            return self.job_wait(job.id, timeout=timeout, progress=progress)
+        return job
+
+    def suggestion_sources(self, set: SetRef) -> list[dict[str, Any]]:  # noqa: A002
+        """The set's sources of suggestions (`key`, `name`, `version`, `kind`): the matcher,
+        each judge run, each pushed model."""
+        return self._get(f"sets/{self._set_id(set)}/suggestion-sources")
+
+    def suggestions(
+        self,
+        set: SetRef,  # noqa: A002
+        source: str = "matcher",
+        *,
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[dict[str, Any]]:
+        """One source's suggestions (its `key`, from suggestion_sources), a claim each."""
+        yield from self._pages(f"sets/{self._set_id(set)}/suggestions", page_size, source=source)
+
     # --------------------------------------------------------------- agreement, release
 
     def agreement(self, set: SetRef, system: str | None = None) -> dict[str, Any]:  # noqa: A002
