@@ -1,10 +1,20 @@
 """The versioned HTTP API (/api/v1/), built on django-ninja: `api` holds every endpoint, one
-module per area (sets, jobs, claims, results, lead, judges, webhooks) registering its own
+module per area (sets, jobs, claims, results, lead, judges, suggestions
+comparison, webhooks) registering its own
 on import."""
 
 from __future__ import annotations
 
-from audit.api import claims, jobs, judges, lead, results, sets, webhooks  # noqa: F401 - registers the endpoints on `api`
+from audit.api import (  # noqa: F401 - registers the endpoints on `api`
+    claims,
+    jobs,
+    judges,
+    lead,
+    results,
+    sets,
+    suggestion_report,
+    webhooks,
+)
 from audit.api.base import api
 
 __all__ = ["api"]
