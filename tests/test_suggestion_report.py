@@ -6,67 +6,21 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from audit.models import Adjudication, Suggestion, SuggestionSource
 from audit.selectors import suggestion_report
-from audit.services.checks import claim_checks_recompute
 from tests.conftest import api_client
-from tests.factories import AuditSetFactory, UserFactory, answer_with_claims, submitted_sheet
+from tests.factories import (
+    AuditSetFactory,
+    UserFactory,
+    anchoring_set,
+    suggestion_gold_set,
+)
 
-SUPPORTED, NOT = "supported", "not_supported"
-PASSAGE = "The first sentence. The second sentence. The third sentence."
-SECOND = (1, 20, 40)  # "The second sentence."
 N_SUPPORTED, N_NOT = 6, 4
 
 
-def _span(span):
-    passage, start, end = span
-    return {"passage": passage, "start": start, "end": end, "text": PASSAGE[start:end]}
-
-
 @pytest.fixture
-def gold_set(db, reviewer_a, reviewer_b, lead):
-    """Ten claims, each submitted by both reviewers and given gold: six supported by the
-    second sentence, four not supported with their first word marked unsupported. Both
-    reviewers were shown the "right" source and kept its judgment."""
-    audit_set = AuditSetFactory(name="Gold", show_suggested_judgment=True)
-    audit_set.reviewers.add(reviewer_a, reviewer_b)
-    _, claims = answer_with_claims(audit_set, N_SUPPORTED + N_NOT, passage=PASSAGE)
-    for claim in claims:
-        claim.text = "The second sentence."
-        claim.save(update_fields=["text"])
-    claim_checks_recompute(audit_set=audit_set)
-    right = SuggestionSource.objects.create(audit_set=audit_set, name="Right", version="1")
-    always = SuggestionSource.objects.create(audit_set=audit_set, name="Always", version="1")
-    for i, claim in enumerate(claims):
-        supported = i < N_SUPPORTED
-        judgment = SUPPORTED if supported else NOT
-        evidence = [_span(SECOND)] if supported else []
-        unsupported = [] if supported else [{"start": 0, "end": 3, "text": "The"}]
-        for reviewer in (reviewer_a, reviewer_b):
-            submitted_sheet(
-                claim,
-                reviewer,
-                judgment,
-                evidence=evidence,
-                suggestion_source_shown=f"source:{right.pk}",
-            )
-        Adjudication.objects.create(
-            claim=claim,
-            judgment=judgment,
-            source="unanimous",
-            evidence=evidence,
-            unsupported_assertions=[{**u, "note": ""} for u in unsupported],
-        )
-        Suggestion.objects.create(
-            source=right,
-            claim=claim,
-            judgment=judgment,
-            judgment_score=0.9,
-            evidence=[{**_span(SECOND), "score": 0.9}] if supported else [],
-            unsupported=[{**u, "score": 0.8} for u in unsupported],
-        )
-        Suggestion.objects.create(source=always, claim=claim, judgment=SUPPORTED)
-    return audit_set, claims, right, always
+def gold_set(db, reviewer_a, reviewer_b):
+    return suggestion_gold_set(reviewer_a, reviewer_b)
 
 
 def _rows(audit_set):
@@ -145,24 +99,7 @@ def test_no_anchoring_where_nothing_was_withheld(gold_set):
 
 @pytest.fixture
 def anchored_set(db, reviewer_a, reviewer_b):
-    """Sixty claims with gold "supported": on the thirty shown, both reviewers follow the
-    suggestion ("supported"); on the thirty withheld, every other claim splits them."""
-    audit_set = AuditSetFactory(name="Anchored", withhold_share=0.5, withhold_seed="s")
-    audit_set.reviewers.add(reviewer_a, reviewer_b)
-    _, claims = answer_with_claims(audit_set, 60)
-    for i, claim in enumerate(claims):
-        withheld = i >= 30
-        second = NOT if withheld and i % 2 else SUPPORTED
-        for reviewer, judgment in ((reviewer_a, SUPPORTED), (reviewer_b, second)):
-            submitted_sheet(
-                claim,
-                reviewer,
-                judgment,
-                suggestions_withheld=withheld,
-                suggestion_source_shown="" if withheld else "matcher",
-            )
-        Adjudication.objects.create(claim=claim, judgment=SUPPORTED, source="edited")
-    return audit_set
+    return anchoring_set(reviewer_a, reviewer_b)
 
 
 def test_anchoring_shows_reviewers_agreeing_more_with_suggestions(anchored_set):
