@@ -11,7 +11,16 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from audit.judge_calibration import LEVEL, ROUNDS, SEED, GoldPair, Interval, calibrate, wilson
+from audit.judge_calibration import (
+    LEVEL,
+    ROUNDS,
+    SEED,
+    GoldPair,
+    Interval,
+    calibrate,
+    small_sample_intervals,
+    wilson,
+)
 from audit.judgments import MACHINE_HINTS, NEAR_BEST, WORD
 from audit.suggestions import Suggested, SuggestedSpan
 
@@ -307,11 +316,13 @@ def anchoring(claims: Sequence[AnchorClaim], *, seed: int = SEED) -> Anchoring:
         shown=shown_group,
         withheld=withheld_group,
         agreement_difference=newcombe(shown_group.agreement, withheld_group.agreement),
-        kappa_difference=_difference(
-            _pairs(shown), _pairs(withheld), _kappa_rounds, _kappa_of, seed
+        kappa_difference=_widened(
+            _difference(_pairs(shown), _pairs(withheld), _kappa_rounds, _kappa_of, seed),
+            newcombe(shown_group.kappa, withheld_group.kappa, bound=2.0),
         ),
-        accuracy_difference=_difference(
-            _graded(shown), _graded(withheld), _accuracy_rounds, _accuracy_of, seed
+        accuracy_difference=_widened(
+            _difference(_graded(shown), _graded(withheld), _accuracy_rounds, _accuracy_of, seed),
+            newcombe(shown_group.accuracy, withheld_group.accuracy),
         ),
     )
 
@@ -334,7 +345,12 @@ def _group(claims: Sequence[AnchorClaim], seed: int) -> AnchorGroup:
     graded = _graded(claims)
     agreeing = sum(a == b for a, b in pairs)
     kappa = _kappa_of(pairs)
-    kappa_ci = _percentile(_kappa_rounds(pairs, _picks(len(pairs), seed))) if pairs else None
+    kappa_ci = None
+    if pairs:
+        # As for a judge: the wider of the bootstrap's and the small-sample interval, so a
+        # few claims that all agree do not read κ 1.00 [1.00–1.00].
+        _, small = small_sample_intervals([a for a, _ in pairs], [b for _, b in pairs])
+        kappa_ci = _wider(_percentile(_kappa_rounds(pairs, _picks(len(pairs), seed))), small)
     right, total = sum(r for r, _ in graded), sum(t for _, t in graded)
     accuracy = proportion(right, total)
     if len(graded) >= 2:
@@ -410,9 +426,18 @@ def _difference(first, second, rounds_of, value_of, seed: int) -> Figure:  # noq
     return _figure(a - b, _percentile(spread[~np.isnan(spread)]), n)
 
 
-def newcombe(first: Figure, second: Figure) -> Figure:
-    """first − second of two independent proportions with Newcombe's hybrid score interval
-    (from the two Wilson intervals)."""
+def _widened(boot: Figure, other: Figure) -> Figure:
+    """The bootstrap difference with its interval widened to cover `other`'s: resampling
+    groups that all agree gives a difference of 0 every time, an interval of no width."""
+    if boot.value is None or other.low is None:
+        return boot
+    return _figure(boot.value, _wider(Interval(boot.low, boot.high), other), boot.n)
+
+
+def newcombe(first: Figure, second: Figure, *, bound: float = 1.0) -> Figure:
+    """first − second of two independent figures from their own intervals (Newcombe's
+    hybrid score interval when both are Wilson intervals of proportions; the same recovery
+    of variance from the two intervals for κ, with `bound` 2)."""
     if first.value is None or second.value is None:
         return NONE
     if None in (first.low, first.high, second.low, second.high):
@@ -420,7 +445,7 @@ def newcombe(first: Figure, second: Figure) -> Figure:
     d = first.value - second.value
     low = d - math.sqrt((first.value - first.low) ** 2 + (second.high - second.value) ** 2)
     high = d + math.sqrt((first.high - first.value) ** 2 + (second.value - second.low) ** 2)
-    return _figure(d, Interval(max(-1.0, low), min(1.0, high)), first.n + second.n)
+    return _figure(d, Interval(max(-bound, low), min(bound, high)), first.n + second.n)
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -143,6 +143,9 @@ def test_page_and_api_show_the_same_figures(gold_set, lead, client_for):
     assert "pre-highlights" in html
     assert "100.0%" in html
     assert 'id="anchoring"' not in html
+    # The right source's judgments were kept on all 20 sheets: flagged; its highlights were
+    # kept on all 12 sheets shown some, too few to flag.
+    assert html.count('class="bias-mark"') == 1
 
 
 def test_page_and_api_show_anchoring(anchored_set, lead, client_for):

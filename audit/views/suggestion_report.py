@@ -28,8 +28,8 @@ def suggestion_comparison(request: HttpRequest, pk: int) -> HttpResponse:
             "token_f1": cell(row.figures.token_f1, percent=False),
             "accuracy": cell(row.figures.accuracy),
             "kappa": cell(row.figures.kappa, percent=False),
-            "judgment_kept": cell(row.figures.judgment_kept),
-            "evidence_kept": cell(row.figures.evidence_kept),
+            "judgment_kept": cell(row.figures.judgment_kept, kept=True),
+            "evidence_kept": cell(row.figures.evidence_kept, kept=True),
         }
         for row in comparison.rows
     ]
@@ -49,8 +49,9 @@ def suggestion_comparison(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-def cell(figure: sm.Figure, *, percent: bool = True) -> dict:
-    """A figure as the table shows it: the value, its interval, what it is over."""
+def cell(figure: sm.Figure, *, percent: bool = True, kept: bool = False) -> dict:
+    """A figure as the table shows it: the value, its interval, what it is over; `kept`: a
+    share of suggestions kept as is, flagged when near total (possible automation bias)."""
     return {
         "value": _number(figure.value, percent),
         "interval": (
@@ -61,7 +62,7 @@ def cell(figure: sm.Figure, *, percent: bool = True) -> dict:
         "n": figure.n,
         "small": figure.small,
         "missing": figure.value is None,
-        "biased": sm.biased(figure),
+        "biased": kept and sm.biased(figure),
     }
 
 
