@@ -36,6 +36,7 @@ LEAD_TABS = [
     "Release report",
     "Compare runs",
     "Judges",
+    "Suggestions",
     "Machine verdicts",
     "Webhooks",
 ]
@@ -61,6 +62,7 @@ def _set_pages(audit_set) -> list[str]:
         "set-report",
         "set-criteria",
         "set-compare",
+        "suggestion-comparison",
         "verdicts-upload",
         "adjudication-settings",
         "set-webhooks",
