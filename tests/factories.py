@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 
 from audit import services
 from audit.models import (
+    Adjudication,
     Answer,
     Assignment,
     AuditSet,
@@ -17,9 +18,12 @@ from audit.models import (
     Membership,
     Passage,
     Question,
+    Suggestion,
+    SuggestionSource,
     Workspace,
 )
 from audit.services import EvidenceRef, SheetData
+from audit.services.checks import claim_checks_recompute
 from audit.services.facts import agreement_facts_refresh
 
 
@@ -159,3 +163,81 @@ def closed_loopback_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+# ------------------------------------------------------------------------------ suggestions
+
+SUPPORTED, NOT = "supported", "not_supported"
+SUGGESTION_PASSAGE = "The first sentence. The second sentence. The third sentence."
+SECOND = (1, 20, 40)  # "The second sentence."
+
+
+def _evidence(span: tuple[int, int, int]) -> dict:
+    passage, start, end = span
+    return {"passage": passage, "start": start, "end": end, "text": SUGGESTION_PASSAGE[start:end]}
+
+
+def suggestion_gold_set(reviewer_a: User, reviewer_b: User) -> tuple:
+    """Ten claims, each submitted by both reviewers and given gold: six supported by the
+    second sentence, four not supported with their first word marked unsupported. Both
+    reviewers were shown the "right" source and kept its judgment."""
+    audit_set = AuditSetFactory(name="Gold", show_suggested_judgment=True)
+    audit_set.reviewers.add(reviewer_a, reviewer_b)
+    _, claims = answer_with_claims(audit_set, 10, passage=SUGGESTION_PASSAGE)
+    for claim in claims:
+        claim.text = "The second sentence."
+        claim.save(update_fields=["text"])
+    claim_checks_recompute(audit_set=audit_set)
+    right = SuggestionSource.objects.create(audit_set=audit_set, name="Right", version="1")
+    always = SuggestionSource.objects.create(audit_set=audit_set, name="Always", version="1")
+    for i, claim in enumerate(claims):
+        supported = i < 6
+        judgment = SUPPORTED if supported else NOT
+        evidence = [_evidence(SECOND)] if supported else []
+        unsupported = [] if supported else [{"start": 0, "end": 3, "text": "The"}]
+        for reviewer in (reviewer_a, reviewer_b):
+            submitted_sheet(
+                claim,
+                reviewer,
+                judgment,
+                evidence=evidence,
+                suggestion_source_shown=f"source:{right.pk}",
+            )
+        Adjudication.objects.create(
+            claim=claim,
+            judgment=judgment,
+            source="unanimous",
+            evidence=evidence,
+            unsupported_assertions=[{**u, "note": ""} for u in unsupported],
+        )
+        Suggestion.objects.create(
+            source=right,
+            claim=claim,
+            judgment=judgment,
+            judgment_score=0.9,
+            evidence=[{**_evidence(SECOND), "score": 0.9}] if supported else [],
+            unsupported=[{**u, "score": 0.8} for u in unsupported],
+        )
+        Suggestion.objects.create(source=always, claim=claim, judgment=SUPPORTED)
+    return audit_set, claims, right, always
+
+
+def anchoring_set(reviewer_a: User, reviewer_b: User) -> AuditSet:
+    """Sixty claims with gold "supported": on the thirty shown, both reviewers follow the
+    suggestion ("supported"); on the thirty withheld, every other claim splits them."""
+    audit_set = AuditSetFactory(name="Anchored", withhold_share=0.5, withhold_seed="s")
+    audit_set.reviewers.add(reviewer_a, reviewer_b)
+    _, claims = answer_with_claims(audit_set, 60)
+    for i, claim in enumerate(claims):
+        withheld = i >= 30
+        second = NOT if withheld and i % 2 else SUPPORTED
+        for reviewer, judgment in ((reviewer_a, SUPPORTED), (reviewer_b, second)):
+            submitted_sheet(
+                claim,
+                reviewer,
+                judgment,
+                suggestions_withheld=withheld,
+                suggestion_source_shown="" if withheld else "matcher",
+            )
+        Adjudication.objects.create(claim=claim, judgment=SUPPORTED, source="edited")
+    return audit_set

@@ -63,6 +63,7 @@ MATRIX: dict[tuple[str, str], tuple[int, int, int, int, int]] = {
     ("/api/v1/sets/{set_id}/suggestion-sources", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/agreement", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/report", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/suggestions/comparison", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/decision", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/exports/{fmt}", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/reviewers", "GET"): (NO, 403, 403, 200, 200),

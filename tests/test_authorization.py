@@ -85,6 +85,7 @@ MATRIX: dict[str, dict[str, tuple[int, int, int, int]]] = {
     "audit:set-report-claims": {"GET": (LOGIN, 403, 403, 404), "POST": (405, 405, 405, 405)},
     "audit:set-criteria": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 302)},
     "audit:set-compare": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
+    "audit:suggestion-comparison": {"GET": (LOGIN, 403, 403, 200), "POST": (405, 405, 405, 405)},
     # Automatic judges: lead-only, like agreement; an empty POST is a form shown again (400)
     # or a refusal said on the judge's page (302).
     "audit:judge-list": {"GET": (LOGIN, 403, 403, 200), "POST": (LOGIN, 403, 403, 200)},
@@ -443,6 +444,7 @@ WORKSPACE_MATRIX: dict[str, dict[str, tuple[int, ...]]] = {
     "audit:set-report-claims": {"GET": (403, 403, 404, 404, 404, 404), "POST": NOT_A_FORM},
     "audit:set-criteria": {"GET": LEAD_PAGE, "POST": LEAD_ACTION},
     "audit:set-compare": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
+    "audit:suggestion-comparison": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
     "audit:job-detail": {"GET": LEAD_PAGE, "POST": NOT_A_FORM},
     "audit:job-cancel": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},
     "audit:job-retry": {"GET": NOT_A_PAGE, "POST": LEAD_ACTION},

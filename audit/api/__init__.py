@@ -1,6 +1,6 @@
 """The versioned HTTP API (/api/v1/), built on django-ninja: `api` holds every endpoint, one
-module per area (sets, jobs, claims, results, lead, judges, suggestions, webhooks)
-registering its own on import."""
+module per area (sets, jobs, claims, results, lead, judges, suggestions and their
+comparison, webhooks) registering its own on import."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from audit.api import (  # noqa: F401 - registers the endpoints on `api`
     lead,
     results,
     sets,
+    suggestion_report,
     suggestions,
     webhooks,
 )

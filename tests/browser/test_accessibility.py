@@ -63,6 +63,7 @@ def _lead_pages(audit_set, claim, judge, job, answer) -> list[str]:
         "set-report",
         "set-criteria",
         "set-compare",
+        "suggestion-comparison",
         "judge-list",
         "set-webhooks",
         "set-edit",

@@ -101,6 +101,7 @@ def test_no_page_scrolls_sideways_with_long_unbroken_names_and_texts(
         "set-report": f"/sets/{pk}/report/",
         "set-criteria": f"/sets/{pk}/criteria/",
         "set-compare": f"/sets/{pk}/compare/",
+        "suggestion-comparison": f"/sets/{pk}/suggestions/compare/",
         "import": "/import/",
         "answer-detail": f"/answers/{answer.pk}/",
         "claim-split": f"/claims/{claim.pk}/split/",
