@@ -46,6 +46,7 @@ from audit.models import (
     ReviewerTally,
     SheetFact,
     Suggestion,
+    SuggestionSettingChange,
     SuggestionSource,
     Webhook,
     WebhookAttempt,
@@ -246,6 +247,16 @@ class SuggestionAdmin(admin.ModelAdmin):
     list_select_related = ["source"]
     raw_id_fields = ["claim"]
     readonly_fields = [f.name for f in Suggestion._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(SuggestionSettingChange)
+class SuggestionSettingChangeAdmin(admin.ModelAdmin):
+    # Read-only: the record of a set's suggestion settings as the lead changed them.
+    list_display = ["pk", "audit_set", "by", "at", "after_review_started"]
+    readonly_fields = [f.name for f in SuggestionSettingChange._meta.fields]
 
     def has_add_permission(self, request) -> bool:
         return False

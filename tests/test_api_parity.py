@@ -198,6 +198,27 @@ _TESTS: dict[str, tuple[str, str]] = {
         HOOKS,
         "test_page_and_api_show_the_same_deliveries_and_redeliver_alike",
     ),
+    # suggestions from outside, and every source measured against gold
+    "POST /sets/{set_id}/suggestions": (
+        HERE,
+        "test_suggestions_pushed_through_the_api_are_those_the_upload_page_stores",
+    ),
+    "POST /sets/{set_id}/suggestions/file": (
+        HERE,
+        "test_suggestions_pushed_through_the_api_are_those_the_upload_page_stores",
+    ),
+    "GET /sets/{set_id}/suggestion-sources": (
+        HERE,
+        "test_sources_and_suggestions_read_through_the_api_are_the_pages_and_the_exports",
+    ),
+    "GET /sets/{set_id}/suggestions": (
+        HERE,
+        "test_sources_and_suggestions_read_through_the_api_are_the_pages_and_the_exports",
+    ),
+    "GET /sets/{set_id}/suggestions/comparison": (
+        "tests/test_suggestion_report.py",
+        "test_page_and_api_show_the_same_figures",
+    ),
 }
 PARITY: dict[str, str] = {
     f"{op.split()[0]} {V1}{op.split()[1]}": f"{f}::{t}" for op, (f, t) in _TESTS.items()
@@ -1104,3 +1125,113 @@ def test_a_run_started_through_the_api_is_the_run_the_page_starts(
     assert (page.status_code, api.status_code) == (400, 422)
     assert page.context["run_form"].errors["system"] and "body.system" in api.json()["detail"]
     assert JudgeRun.objects.count() == 2
+
+
+# ------------------------------------------------------------------------------ suggestions
+
+SUGGESTED = [
+    {
+        "claim": "hm-1-a claim 1",
+        "judgment": "partially_supported",
+        "judgment_score": 0.7,
+        "evidence": [{"passage": 1, "start": 13, "end": 40, "score": 0.8}],
+        "unsupported": [{"start": 0, "end": 9, "score": 0.6}],
+        "wrong_citation": {"passage": 2, "score": 0.3},
+    },
+    {"claim": "hm-2-a claim 1", "judgment": "supported"},
+]
+
+
+def _stored(source_name: str) -> list[tuple]:
+    from audit.models import Suggestion
+
+    rows = Suggestion.objects.filter(source__name=source_name).order_by("claim_id")
+    return [
+        (
+            s.claim_id,
+            s.judgment,
+            s.judgment_score,
+            s.evidence,
+            s.unsupported,
+            s.wrong_citation_passage,
+            s.wrong_citation_score,
+        )
+        for s in rows
+    ]
+
+
+def test_suggestions_pushed_through_the_api_are_those_the_upload_page_stores(
+    handmade, lead, client_for
+):
+    data = "".join(json.dumps(record) + "\n" for record in SUGGESTED).encode()
+    page = client_for(lead).post(
+        reverse("audit:suggestions-upload", args=[handmade.pk]),
+        {"name": "page", "version": "1", "file": SimpleUploadedFile("s.jsonl", data)},
+    )
+    api = api_client(lead)
+    body = api.post(
+        f"{V1}/sets/{handmade.pk}/suggestions",
+        {"name": "body", "version": "1", "suggestions": SUGGESTED},
+        content_type="application/json",
+    )
+    file = api.post(
+        f"{V1}/sets/{handmade.pk}/suggestions/file",
+        {"name": "file", "version": "1", "file": SimpleUploadedFile("s.jsonl", data)},
+    )
+
+    assert (page.status_code, body.status_code, file.status_code) == (200, 200, 200)
+    assert len(_stored("page")) == 2
+    assert _stored("page") == _stored("body") == _stored("file")
+    # A refused record is refused by each door, naming the same place, and stores nothing.
+    bad = [{"claim": "hm-1-a claim 1", "judgment": "maybe"}]
+    page = client_for(lead).post(
+        reverse("audit:suggestions-upload", args=[handmade.pk]),
+        {
+            "name": "bad",
+            "version": "1",
+            "file": SimpleUploadedFile("s.jsonl", (json.dumps(bad[0]) + "\n").encode()),
+        },
+    )
+    body = api.post(
+        f"{V1}/sets/{handmade.pk}/suggestions",
+        {"name": "bad", "version": "1", "suggestions": bad},
+        content_type="application/json",
+    )
+    assert "judgment" in page.content.decode() and "line 1" in page.content.decode()
+    assert body.status_code == 422
+    assert [e["field"].rsplit(".", 1)[-1] for e in body.json()["errors"]] == ["judgment"]
+    assert _stored("bad") == []
+
+
+def test_sources_and_suggestions_read_through_the_api_are_the_pages_and_the_exports(
+    handmade, lead, client_for
+):
+    from audit.services.exports import export_stream
+
+    api = api_client(lead)
+    api.post(
+        f"{V1}/sets/{handmade.pk}/suggestions",
+        {"name": "nli <i>", "version": "2", "suggestions": SUGGESTED},
+        content_type="application/json",
+    )
+    sources = api.get(f"{V1}/sets/{handmade.pk}/suggestion-sources").json()
+    page = client_for(lead).get(reverse("audit:suggestions-upload", args=[handmade.pk]))
+    listed = page.content.decode()
+    pushed = [s for s in sources if s["kind"] == "source"]
+    assert [(s["name"], s["version"]) for s in pushed] == [("nli <i>", "2")]
+    assert "nli &lt;i&gt;" in listed and "nli <i>" not in listed
+    # The suggestions the API lists are those the JSON Lines export carries for the source.
+    key = pushed[0]["key"]
+    items = api.get(f"{V1}/sets/{handmade.pk}/suggestions", {"source": key}).json()["items"]
+    exported = {}
+    for line in "".join(export_stream(audit_set=handmade, fmt="jsonl", viewer=lead)).splitlines():
+        record = json.loads(line)
+        if record["record"] == "claim":
+            for suggestion in record["suggestions"]:
+                if suggestion["source"] == key:
+                    exported[record["claim"]["db_id"]] = suggestion
+    assert len(items) == 2
+    assert {
+        item["claim"]: {k: v for k, v in item.items() if k not in ("claim", "claim_name")}
+        for item in items
+    } == exported
