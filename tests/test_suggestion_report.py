@@ -184,3 +184,105 @@ def test_a_set_of_another_workspace_is_not_found(gold_set, client_for):
         client_for(lead).get(reverse("audit:suggestion-comparison", args=[other.pk])).status_code
         == 404
     )
+
+
+# --------------------------------------------------------- pushed through the doors, then measured
+
+
+class FakeModel:
+    """A model a team runs outside the app, as the API and the client see it: asked for a
+    claim (its text and passages), it answers a suggestion record."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def suggest(self, claim) -> dict:
+        return {"claim": claim.pk, **self.answer(claim)}
+
+
+def _oracle(claim) -> dict:
+    # Right every time: what the set's gold says (the model a team hopes to have).
+    gold = claim.adjudication
+    return {
+        "judgment": gold.judgment,
+        "judgment_score": 0.9,
+        "evidence": [
+            {"passage": e["passage"], "start": e["start"], "end": e["end"], "score": 0.9}
+            for e in gold.evidence
+        ],
+        "unsupported": [
+            {"start": u["start"], "end": u["end"], "score": 0.8}
+            for u in gold.unsupported_assertions
+        ],
+    }
+
+
+def test_suggestions_pushed_by_the_api_and_the_client_are_measured_against_gold(gold_set, lead):
+    import sys
+
+    from django.test import Client as DjangoClient
+
+    from audit.models import SuggestionSource
+    from tests.conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
+    import httpx2
+
+    from citeaudit_client import Client
+
+    audit_set, claims, _, _ = gold_set
+    SuggestionSource.objects.filter(audit_set=audit_set).delete()  # pushed afresh below
+    right = FakeModel(_oracle)
+    always = FakeModel(lambda claim: {"judgment": "supported", "judgment_score": 0.99})
+
+    # The right model through the API, the always-supported one through the client library.
+    api = api_client(lead)
+    pushed = api.post(
+        f"/api/v1/sets/{audit_set.pk}/suggestions",
+        {"name": "oracle", "version": "1", "suggestions": [right.suggest(c) for c in claims]},
+        content_type="application/json",
+    )
+    assert pushed.status_code == 200, pushed.content
+    token = api.defaults["HTTP_AUTHORIZATION"].removeprefix("Bearer ")
+    django = DjangoClient(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    def through_django(request):
+        answer = django.generic(
+            request.method,
+            request.url.raw_path.decode(),
+            request.read(),
+            content_type=request.headers.get("Content-Type", ""),
+        )
+        return httpx2.Response(
+            answer.status_code,
+            content=answer.content,
+            headers={"Content-Type": answer["Content-Type"]},
+        )
+
+    with Client(
+        "http://citeaudit.test", token, transport=httpx2.MockTransport(through_django), retries=0
+    ) as client:
+        summary = client.suggestions_push(
+            audit_set.pk, "always-supported", "1", [always.suggest(c) for c in claims]
+        )
+    assert summary["created"] == len(claims)
+
+    body = api.get(f"/api/v1/sets/{audit_set.pk}/suggestions/comparison").json()
+    by_name = {s["name"]: s for s in body["sources"]}
+    assert body["gold_claims"] == 10
+    oracle, supported, matcher = by_name["oracle"], by_name["always-supported"], by_name["Matcher"]
+    assert (oracle["judgment_accuracy"]["value"], oracle["judgment_accuracy"]["n"]) == (1.0, 10)
+    assert oracle["judgment_kappa"]["value"] == pytest.approx(1.0)
+    assert oracle["evidence_any_at_3"]["value"] == 1.0
+    assert oracle["evidence_whole_set_at_5"]["value"] == 1.0
+    assert oracle["unsupported_token_f1"]["value"] == 1.0
+    assert supported["judgment_accuracy"]["value"] == pytest.approx(N_SUPPORTED / 10)
+    assert supported["judgment_kappa"]["value"] == pytest.approx(0.0)
+    assert supported["evidence_any_at_3"]["value"] is None
+    assert matcher["evidence_any_at_3"]["value"] == 1.0
+    assert matcher["judgment_accuracy"]["value"] is None
+    # Every interval holds its figure.
+    for source in body["sources"]:
+        for figure in source.values():
+            if isinstance(figure, dict) and figure.get("value") is not None:
+                assert figure["low"] <= figure["value"] <= figure["high"]
