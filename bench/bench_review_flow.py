@@ -13,7 +13,8 @@ loopback and Debian's chromium, driven by Playwright, does what an expert does:
 - reviewer: on each claim press a judgment key, wait for "Draft saved" and for the page to
   have fetched the next claim (as it does while a reviewer reads), press `s`; timed from
   the key press to the next claim shown with its scripts run (`readyState` complete);
-- lead: on each disagreement choose a reason, press Shift+A; timed the same way.
+- lead: on each disagreement choose a reason, wait for the next claim of the queue to be
+  fetched, press Shift+A; timed the same way.
 
 Prints median, p95 and max in milliseconds. Run by hand; figures go in bench/README.md.
 """
@@ -119,6 +120,17 @@ HELD = """() => {
         (e) => e.name.endsWith(url) && e.initiatorType === 'fetch' && e.responseEnd > 0);
 }"""
 
+# The draft's save confirmed: the status line says so.
+SAVED = """() => document.querySelector('#save-status[data-state=saved]') !== null"""
+
+# The same for the lead: the claim after this one in the queue, fetched ahead.
+HELD_GOLD = """() => {
+    const url = document.getElementById('adjudication-form').dataset.nextUrl;
+    if (!url) return true;
+    return performance.getEntriesByType('resource').some(
+        (e) => e.name.endsWith(url) && e.initiatorType === 'fetch' && e.responseEnd > 0);
+}"""
+
 # Another page than `before` is in the window, parsed and its scripts run: the next claim
 # loaded, or shown in place of the one submitted.
 SHOWN = """(before) => location.pathname !== before && document.readyState === 'complete'
@@ -142,11 +154,13 @@ def run(base: str, set_pk: int, claims: int, timing: bool = False) -> None:
 
         page = signed_in("flow_a")
         page.goto(f"{base}/sets/{set_pk}/continue/")
-        submits = []
+        submits, drafts = [], []
         for _ in range(claims):
-            page.wait_for_selector("#sheet-form")
+            page.wait_for_selector("html[data-scripts=ready]", state="attached")
+            start = time.perf_counter()
             page.keyboard.press("3")
-            page.wait_for_selector("#save-status[data-state=saved]")
+            page.wait_for_function(SAVED, polling=5)
+            drafts.append(time.perf_counter() - start)
             # A reviewer reads for seconds; the page fetches the next claim meanwhile.
             page.wait_for_function(HELD)
             before = page.evaluate("location.pathname")
@@ -165,13 +179,17 @@ def run(base: str, set_pk: int, claims: int, timing: bool = False) -> None:
         page.wait_for_load_state("load")
         saves = []
         while "/adjudicate/" in page.url and len(saves) < claims:
+            page.wait_for_selector("#adjudication-form")
             page.select_option("#id_reason", "reviewer_error")
             page.focus("#id_flag")
-            with page.expect_navigation(wait_until="load"):
-                start = time.perf_counter()
-                page.keyboard.press("Shift+A")
+            page.wait_for_function(HELD_GOLD)
+            before = page.evaluate("location.pathname")
+            start = time.perf_counter()
+            page.keyboard.press("Shift+A")
+            page.wait_for_function(SHOWN, arg=before, polling=5)
             saves.append(time.perf_counter() - start)
         browser.close()
+    print(_summary("judgment key → draft saved", drafts))
     print(_summary("submit → next claim shown", submits))
     print(_summary("adjudication save → next claim shown", saves))
 
