@@ -220,14 +220,11 @@ def _oracle(claim) -> dict:
 def test_suggestions_pushed_by_the_api_and_the_client_are_measured_against_gold(gold_set, lead):
     import sys
 
-    from django.test import Client as DjangoClient
-
     from audit.models import SuggestionSource
     from tests.conftest import ROOT
+    from tests.test_api_problems import _through_django
 
     sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
-    import httpx2
-
     from citeaudit_client import Client
 
     audit_set, claims, _, _ = gold_set
@@ -244,23 +241,8 @@ def test_suggestions_pushed_by_the_api_and_the_client_are_measured_against_gold(
     )
     assert pushed.status_code == 200, pushed.content
     token = api.defaults["HTTP_AUTHORIZATION"].removeprefix("Bearer ")
-    django = DjangoClient(HTTP_AUTHORIZATION=f"Bearer {token}")
-
-    def through_django(request):
-        answer = django.generic(
-            request.method,
-            request.url.raw_path.decode(),
-            request.read(),
-            content_type=request.headers.get("Content-Type", ""),
-        )
-        return httpx2.Response(
-            answer.status_code,
-            content=answer.content,
-            headers={"Content-Type": answer["Content-Type"]},
-        )
-
     with Client(
-        "http://citeaudit.test", token, transport=httpx2.MockTransport(through_django), retries=0
+        "http://citeaudit.test", token, transport=_through_django(token), retries=0
     ) as client:
         summary = client.suggestions_push(
             audit_set.pk, "always-supported", "1", [always.suggest(c) for c in claims]
