@@ -66,6 +66,7 @@ from audit.services.sheets import (
     sheet_reopen,
     sheet_save,
     sheet_submit,
+    sheet_submitted_as,
 )
 from audit.services.splits import AtomicPart, claim_split
 from audit.services.suggestions import (
@@ -156,6 +157,7 @@ __all__ = [
     "sheet_reopen",
     "sheet_save",
     "sheet_submit",
+    "sheet_submitted_as",
     "verdicts_import",
     "verdicts_push",
     "SuggestionPushSummary",

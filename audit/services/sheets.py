@@ -343,6 +343,26 @@ def _submit_problems(sheet: AuditSheet) -> list[str]:
     )
 
 
+def sheet_submitted_as(*, sheet: AuditSheet, version: int, data: SheetData) -> bool:
+    """Whether `sheet` is submitted, by a submit of `version` (the one version it bumped)
+    and holding exactly `data`: a second copy of that submit, never a different one. The
+    data is checked and read as a submit would store it, so what the page posted compares
+    with what was stored whatever its order or spelling."""
+    if sheet.pk is None or sheet.status != AuditSheet.Status.SUBMITTED:
+        return False
+    if sheet.version != version + 1:
+        return False
+    probe = AuditSheet(claim_id=sheet.claim_id, answer_statement=sheet.answer_statement)
+    try:
+        _apply(probe, data)
+    except ReviewError:
+        return False
+    names = ("judgment", "evidence", "wrong_citation_passage_id", "unsupported_assertions")
+    return all(getattr(probe, n) == getattr(sheet, n) for n in names + judgments.FLAG_NAMES) and (
+        probe.notes == sheet.notes
+    )
+
+
 def sheet_has_work(sheet: AuditSheet) -> bool:
     """Whether the sheet holds anything its reviewer chose: it is not a fresh draft."""
     return (

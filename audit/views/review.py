@@ -202,18 +202,12 @@ def review_submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 
 
 def _submitted_as_posted(claim: Claim, request: HtmxHttpRequest, form: SheetForm) -> bool:
-    """Whether this reviewer's sheet is submitted, by the submit of the version posted and
-    with what was posted: a second copy of one submit, never a different one."""
-    stored = selectors.reviewer_sheet(claim=claim, reviewer=request.user)
-    data = form.sheet_data()
-    return (
-        stored.pk is not None
-        and stored.status == AuditSheet.Status.SUBMITTED
-        and stored.version == form.cleaned_data["version"] + 1
-        and stored.judgment == data.judgment
-        and {judgments.stored_key(e) for e in stored.evidence}
-        == {judgments.evidence_key(e.passage, e.start, e.end) for e in data.evidence}
-        and stored.notes == data.notes
+    """Whether this reviewer's sheet is already submitted with what was posted, by the
+    submit of the version posted: a second copy of one submit, never a different one."""
+    return services.sheet_submitted_as(
+        sheet=selectors.reviewer_sheet(claim=claim, reviewer=request.user),
+        version=form.cleaned_data["version"],
+        data=form.sheet_data(),
     )
 
 
