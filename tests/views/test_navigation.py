@@ -38,7 +38,7 @@ LEAD_TABS = [
     "Judges",
     "Suggestions",
     "Machine verdicts",
-    "Suggestions",
+    "Suggestion sources",
     "Webhooks",
 ]
 
