@@ -5,7 +5,9 @@ connection are told so; neither reviewer ever receives the other's sheet."""
 import re
 
 import pytest
+from django.conf import settings
 from django.contrib.sessions.models import Session
+from django.test import Client
 from playwright.sync_api import expect
 
 from audit import services
@@ -274,12 +276,20 @@ def test_retry_now_saves_at_once_after_logging_in_again_without_waiting_the_back
     page.clock.run_for(1_000)  # the autosave's short delay
     page.wait_for_selector("#save-status[data-state=error]")
     expect(page.locator("#retry-now")).to_be_visible()
-    login = page.context.new_page()
-    login.goto(f"{live_server.url}/login/")
-    login.fill("input[name=username]", reviewer_a.username)
-    login.fill("input[name=password]", "pw-for-tests")
-    login.click("button[type=submit]")
-    login.close()
+    # Logged in again elsewhere: the browser holds a new session. (Not through a second
+    # tab's login form: the clock installed above is the whole context's, and a form
+    # submitted under a stopped clock can wait for good.)
+    fresh = Client()
+    fresh.force_login(reviewer_a)
+    page.context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": fresh.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": live_server.url,
+            }
+        ]
+    )
 
     page.click("#retry-now")
     page.wait_for_selector("#save-status[data-state=saved]")
