@@ -12,6 +12,7 @@ from audit.services.adjudication import (
     GoldData,
     StaleAdjudication,
     adjudication_save,
+    adjudication_saved_as,
     adjudication_settings_update,
 )
 from audit.services.assignment import OpenSummary, ReplaceSummary, review_open, reviewer_replace
@@ -116,6 +117,7 @@ __all__ = [
     "SetRefused",
     "SettingsChange",
     "adjudication_save",
+    "adjudication_saved_as",
     "adjudication_settings_apply",
     "adjudication_settings_update",
     "answer_content_hash",

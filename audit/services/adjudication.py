@@ -224,6 +224,40 @@ def _cited_evidence_problems(claim: Claim, judgment: str, evidence: list[dict]) 
     ]
 
 
+def adjudication_saved_as(
+    *,
+    claim: Claim,
+    lead: AbstractBaseUser,
+    version: int,
+    take: int | None = None,
+    data: GoldData | None = None,
+    reason: str = "",
+    note: str = "",
+    numbers_overridden: bool = False,
+    numbers_override_reason: str = "",
+) -> bool:
+    """Whether the claim's gold is this lead's save of `version` (the one version it
+    bumped) holding exactly what these arguments would store: a second copy of that save,
+    never a different one (another tab's merged version with the same judgment included)."""
+    gold = Adjudication.objects.filter(claim=claim).first()
+    if gold is None or gold.lead_id != lead.pk or gold.version != version + 1:
+        return False
+    try:
+        if take is not None:
+            fields = _from_sheet(take, selectors.adjudication_sheets(claim=claim))
+        else:
+            fields = _from_data(claim, data)
+    except ReviewError:
+        return False
+    fields.update(
+        reason=reason,
+        note=note.strip(),
+        numbers_overridden=numbers_overridden,
+        numbers_override_reason=numbers_override_reason.strip() if numbers_overridden else "",
+    )
+    return all(getattr(gold, name) == value for name, value in fields.items())
+
+
 def _from_sheet(take: int, sheets: list[AuditSheet]) -> dict:
     sheet = next((s for s in sheets if s.pk == take), None)
     if sheet is None:

@@ -133,19 +133,23 @@ def adjudicate_save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             numbers_override_reason=data["numbers_override_reason"],
         )
     except services.StaleAdjudication as stale:
-        gold = Adjudication.objects.filter(claim=claim).first()
         # The same save sent again after its answer was lost (the connection dropped) is
         # done: the lead goes on as if the first answer had arrived.
-        if not (
-            gold is not None
-            and gold.lead_id == request.user.pk
-            and gold.version == data["version"] + 1
-            and (take is None or gold.from_sheet_id == take)
-            and (take is not None or gold.judgment == form.gold_data().judgment)
+        if not services.adjudication_saved_as(
+            claim=claim,
+            lead=request.user,
+            version=data["version"],
+            take=take,
+            data=None if take is not None else form.gold_data(),
+            reason=data["reason"],
+            note=data["note"],
+            numbers_overridden=data["numbers_overridden"],
+            numbers_override_reason=data["numbers_override_reason"],
         ):
             return _render_adjudication(
                 request, claim, form=form, problems=[str(stale)], stale=True, status=409
             )
+        gold = Adjudication.objects.get(claim=claim)
     except services.SheetIncomplete as incomplete:
         return _render_adjudication(request, claim, form=form, problems=incomplete.problems)
     except services.ReviewError as error:

@@ -729,3 +729,26 @@ def test_a_reviewer_keeps_one_letter_on_every_claim_of_the_set(client_for, opene
         first.pk: ["A", "B"],
         second.pk: ["B", "C"],
     }
+
+
+def test_the_same_gold_save_sent_again_is_one_save_and_another_tabs_is_refused(
+    client_for, opened, round_, lead
+):
+    c1 = round_["c1"]
+    part = evidence_ref(c1, 1, PART_TIME)
+    full = evidence_ref(c1, 1, FULL_TIME)
+    client = client_for(lead)
+    url = reverse("audit:adjudicate-save", args=[c1.pk])
+    posted = {"version": 0, "judgment": PARTIAL, "evidence": [_key(part)], "reason": "other"}
+
+    first = client.post(url, posted)
+    again = client.post(url, posted)  # its answer was lost: sent once more
+    # Another tab of the same lead over the same version: same judgment, other evidence.
+    other = client.post(url, {**posted, "evidence": [_key(part), _key(full)]})
+
+    assert (first.status_code, again.status_code, other.status_code) == (302, 302, 409)
+    assert again.url == first.url
+    gold = Adjudication.objects.get(claim=c1)
+    assert gold.version == 1
+    assert [e["text"] for e in gold.evidence] == [PART_TIME]
+    assert gold.history.count() == 1
