@@ -35,14 +35,21 @@ class SourceInfo:
     claims: int | None = None  # how many claims it suggested for; None where not counted
 
 
-def sources(audit_set: AuditSet) -> list[SourceInfo]:
-    """The set's sources: the matcher first, then each judge run, then pushed models."""
-    found = [SourceInfo(SourceKey(MATCHER), "Matcher", matching.MATCHER_VERSION, MATCHER)]
+def sources(audit_set: AuditSet, *, only: SourceKey | None = None) -> list[SourceInfo]:
+    """The set's sources: the matcher first, then each judge run, then pushed models; with
+    `only`, just that one (a single row read: the review page asks on every save)."""
+    found = []
+    if only is None or only.kind == MATCHER:
+        found.append(SourceInfo(SourceKey(MATCHER), "Matcher", matching.MATCHER_VERSION, MATCHER))
     runs = (
         JudgeRun.objects.filter(judge__audit_set=audit_set)
         .select_related("judge", "version")
         .order_by("judge__name", "pk")
     )
+    pushed = SuggestionSource.objects.filter(audit_set=audit_set)
+    if only is not None:
+        runs = runs.filter(pk=only.pk) if only.kind == JUDGE_RUN else runs.none()
+        pushed = pushed.filter(pk=only.pk) if only.kind == SOURCE else pushed.none()
     for run in runs:
         found.append(
             SourceInfo(
@@ -52,14 +59,14 @@ def sources(audit_set: AuditSet) -> list[SourceInfo]:
                 JUDGE_RUN,
             )
         )
-    for source in SuggestionSource.objects.filter(audit_set=audit_set):
+    for source in pushed:
         found.append(SourceInfo(SourceKey(SOURCE, source.pk), source.name, source.version, SOURCE))
     return found
 
 
 def source_info(audit_set: AuditSet, key: SourceKey) -> SourceInfo | None:
     """The set's source under `key`, or None where the set has no such source."""
-    return next((s for s in sources(audit_set) if s.key == key), None)
+    return next(iter(sources(audit_set, only=key)), None)
 
 
 def suggestions(
