@@ -220,6 +220,31 @@ _STOP_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGQUIT") if hasattr(signal, name)
 )
 _PR_SET_PDEATHSIG = 1
+# How long ending a pool waits for the lock on its task queue before it takes the lock's
+# holder for dead (see _MatcherPool). The pool's own end hands it over within milliseconds.
+_QUEUE_LOCK_WAIT = 2.0
+
+
+class _MatcherPool(multiprocessing.pool.Pool):
+    """multiprocessing's Pool, whose end never waits for a child that died.
+
+    An idle child waits for its next task holding the task queue's read lock. Killed there
+    (the out-of-memory killer, kill -9), it never gives the lock back, and Pool.terminate,
+    which takes that lock before anything else, would wait for it for good: the import,
+    its job and its worker with it."""
+
+    @staticmethod
+    def _help_stuff_finish(inqueue, task_handler, size):  # noqa: ANN001, ANN205
+        if inqueue._rlock.acquire(timeout=_QUEUE_LOCK_WAIT):
+            # As Pool does: read what is left, so a task handler writing a task to a full
+            # pipe is not stuck there.
+            while task_handler.is_alive() and inqueue._reader.poll():
+                inqueue._reader.recv()
+        else:
+            # The holder died, maybe in the middle of a task's bytes: read nothing more.
+            # With this end closed, a write to a full pipe fails (broken pipe) once the
+            # children are ended, a few steps later in terminate, instead of waiting.
+            inqueue._reader.close()
 
 
 @contextlib.contextmanager
@@ -238,8 +263,11 @@ def matcher_pool(
             # Python warns of forking beside another thread; the one a job runs beside (its
             # heartbeat) waits for FORK_LOCK, held here, so it holds no other lock now.
             warnings.filterwarnings("ignore", "This process .* multi-threaded", DeprecationWarning)
-            pool = multiprocessing.get_context("fork").Pool(
-                workers, initializer=_child_start, initargs=(os.getpid(), seen)
+            pool = _MatcherPool(
+                workers,
+                initializer=_child_start,
+                initargs=(os.getpid(), seen),
+                context=multiprocessing.get_context("fork"),
             )
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
