@@ -13,6 +13,7 @@ from django.utils import timezone
 from audit import services
 from audit.models import WebhookAttempt, WebhookDelivery
 from audit.services.webhooks import webhook_deliver, webhook_redeliver
+from tests.conftest import api_client
 from tests.test_webhooks import _hook, receiver  # noqa: F401  (the loopback receiver)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("egress_loopback")]
@@ -156,3 +157,95 @@ def test_two_workers_racing_over_every_delivery_send_them_in_order_once_each(
     assert sorted(set(sent)) == list(range(6))
     assert len(sent) == 6 + 2  # each once, plus the two retries after a 500
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"delivered"}
+
+
+# ------------------------------------------------------- a worker lost in the middle of a send
+
+
+def _cut_off(delivery: WebhookDelivery, attempts: int = 1) -> None:
+    """As a worker leaves a delivery when it dies sending it: claimed, counted, and never
+    finished; here its claim has already run out."""
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        attempts=attempts, claimed_until=timezone.now() - timezone.timedelta(seconds=1)
+    )
+
+
+def test_a_send_whose_worker_died_is_recorded_cut_off_and_sent_again_and_the_hook_goes_on(
+    opened,
+    lead,
+    receiver,  # noqa: F811
+    django_capture_on_commit_callbacks,
+):
+    hook = _hook(opened, receiver)
+    first, second = _deliveries(hook, 1, 2)
+    _cut_off(first)
+
+    with django_capture_on_commit_callbacks() as queued:
+        listed = api_client(lead).get(f"/api/v1/webhooks/{hook.pk}/deliveries")
+    assert listed.status_code == 200
+    first.refresh_from_db()
+    assert (first.status, first.attempts, first.claimed_until) == ("pending", 1, None)
+    assert first.error.startswith("Attempt 1 was cut off: the worker sending it stopped")
+    shown = {d["uuid"]: d for d in listed.json()}[str(first.uuid)]
+    assert shown["attempts"] == 1
+    assert [a["error"][:21] for a in shown["attempt_log"]] == ["Attempt 1 was cut off"]
+    assert len(queued) == 1  # sent again, once
+    assert services.webhooks_resume_stalled() == 0  # taken up once only
+
+    webhook_deliver(delivery_id=first.pk)
+    webhook_deliver(delivery_id=second.pk)
+    assert _claims(receiver) == [1, 2]
+    first.refresh_from_db()
+    assert (first.status, first.attempts) == ("delivered", 2)
+    assert WebhookAttempt.objects.filter(delivery=first).count() == 2
+
+
+def test_the_next_delivery_s_task_takes_up_a_send_whose_worker_died(
+    opened,
+    receiver,  # noqa: F811
+    django_capture_on_commit_callbacks,
+):
+    hook = _hook(opened, receiver)
+    first, second = _deliveries(hook, 1, 2)
+    _cut_off(first)
+
+    with django_capture_on_commit_callbacks() as queued:
+        webhook_deliver(delivery_id=second.pk)  # still waits for the first, now sent again
+    assert _claims(receiver) == [] and len(queued) == 1
+
+    webhook_deliver(delivery_id=first.pk)
+    webhook_deliver(delivery_id=second.pk)
+    assert _claims(receiver) == [1, 2]
+
+
+def test_a_cut_off_last_attempt_gives_the_delivery_up_and_the_next_one_is_sent(
+    opened,
+    receiver,  # noqa: F811
+    settings,
+    django_capture_on_commit_callbacks,
+):
+    hook = _hook(opened, receiver)
+    first, second = _deliveries(hook, 1, 2)
+    _cut_off(first, attempts=settings.WEBHOOK_MAX_ATTEMPTS)
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        assert services.webhooks_resume_stalled() == 1
+    first.refresh_from_db()
+    assert first.status == "failed" and "cut off" in first.error
+    assert len(queued) == 1  # the next delivery's turn
+
+    webhook_deliver(delivery_id=second.pk)
+    assert _claims(receiver) == [2]
+
+
+def test_a_send_still_within_its_claim_is_left_to_its_worker(opened, receiver):  # noqa: F811
+    hook = _hook(opened, receiver)
+    (first,) = _deliveries(hook, 1)
+    WebhookDelivery.objects.filter(pk=first.pk).update(
+        attempts=1, claimed_until=timezone.now() + timezone.timedelta(seconds=60)
+    )
+
+    assert services.webhooks_resume_stalled() == 0
+    first.refresh_from_db()
+    assert first.claimed_until is not None and first.error == ""
+    assert not WebhookAttempt.objects.filter(delivery=first).exists()

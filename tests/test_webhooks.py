@@ -537,3 +537,65 @@ def test_a_worker_process_delivers_and_retries_after_a_500(receiver, settings, s
     assert [json.loads(body)["claim"] for _, body in receiver.received] == [7, 7]
     headers, body = receiver.received[1]
     assert headers["X-Citeaudit-Signature"] == _signed(hook.secret, body)
+
+
+@pytest.mark.usefixtures("role_groups")
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_while_sending_leaves_a_send_that_is_taken_up_and_delivered(
+    settings, start_worker
+):
+    arrived, release = threading.Event(), threading.Event()
+    received: list[bytes] = []
+
+    class Holding(BaseHTTPRequestHandler):
+        # The first request is held open, as by a slow receiver, while its sender is killed.
+        def do_POST(self) -> None:
+            received.append(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            if len(received) == 1:
+                arrived.set()
+                release.wait(60)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Holding)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        audit_set = AuditSet.objects.create(workspace=default_workspace(), name="Hooked")
+        Webhook.objects.create(
+            audit_set=audit_set,
+            url=f"http://127.0.0.1:{server.server_port}/hook",
+            secret="s3cret",
+            events=["set.reviewed"],
+        )
+        services.webhooks_fire(audit_set_id=audit_set.pk, event="set.reviewed", data={"claim": 7})
+        worker = start_worker()
+        assert arrived.wait(120), "the worker never sent the delivery"
+
+        worker.kill()  # SIGKILL, in the middle of the send
+        worker.wait(timeout=30)
+        delivery = WebhookDelivery.objects.get()
+        assert (delivery.status, delivery.attempts) == ("pending", 1)
+        assert delivery.claimed_until > timezone.now()  # the dead worker's claim still holds
+        release.set()
+        # Time passes: the claim runs out (it lasts the send's deadline and 30 s).
+        WebhookDelivery.objects.update(claimed_until=timezone.now() - timezone.timedelta(seconds=1))
+
+        assert services.webhooks_resume_stalled() == 1
+        second = start_worker("--batch")
+        _, errors = second.communicate(timeout=120)
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+
+    assert second.returncode == 0, errors
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.response_code) == ("delivered", 2, 200)
+    assert [json.loads(body)["claim"] for body in received] == [7, 7]
+    log = list(delivery.attempt_log.order_by("at", "pk").values_list("response_code", "error"))
+    assert log[0][0] is None and log[0][1].startswith("Attempt 1 was cut off")
+    assert log[1] == (200, "")

@@ -186,6 +186,7 @@ def deliveries(
 ) -> list[dict]:
     """A hook's deliveries, newest first, each with every attempt; 100 from `offset`."""
     webhook = _lead_hook(request, webhook_id)
+    services.webhooks_resume_stalled()
     rows = selectors.webhook_deliveries(webhook=webhook, attempts=True)
     return [_delivery_out(d) for d in rows[offset : offset + DELIVERIES_LIMIT]]
 

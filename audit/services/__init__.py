@@ -91,6 +91,7 @@ from audit.services.webhooks import (
     webhook_delete,
     webhook_redeliver,
     webhooks_fire,
+    webhooks_resume_stalled,
 )
 
 __all__ = [
@@ -170,6 +171,7 @@ __all__ = [
     "webhook_delete",
     "webhook_redeliver",
     "webhooks_fire",
+    "webhooks_resume_stalled",
     "TokenRejected",
     "TokenScopeRefused",
     "token_authenticate",

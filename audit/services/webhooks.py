@@ -2,7 +2,8 @@
 
 Events are fired by the services where they happen, after their transaction commits (a
 rolled-back adjudication sends nothing). Each delivery is a row and a task on the worker;
-a failed attempt queues the next one later, up to WEBHOOK_MAX_ATTEMPTS.
+a failed attempt queues the next one later, up to WEBHOOK_MAX_ATTEMPTS. A send whose worker
+died is taken up again (webhooks_resume_stalled), so a hook's queue never stops for good.
 """
 
 from __future__ import annotations
@@ -142,6 +143,7 @@ def webhook_deliver(*, delivery_id: int) -> None:
     sent, claimed under a lock on the hook's row (SELECT FOR UPDATE on PostgreSQL, the write
     lock SQLite takes for every transaction here), so a second worker finds it claimed and
     sends nothing. Once it is delivered or given up, the next one is queued."""
+    webhooks_resume_stalled()
     now = timezone.now()
     with transaction.atomic():
         hook = Webhook.objects.select_for_update().filter(deliveries__pk=delivery_id).first()
@@ -159,7 +161,7 @@ def webhook_deliver(*, delivery_id: int) -> None:
         if head.claimed_until and head.claimed_until > now:
             return  # another worker is sending it
         head.attempts += 1
-        head.claimed_until = now + timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + 30)
+        head.claimed_until = now + _claim_length()
         head.save(update_fields=["attempts", "claimed_until"])
     delivery = head
     attempt = delivery.attempts
@@ -194,6 +196,68 @@ def webhook_deliver(*, delivery_id: int) -> None:
         _enqueue(delivery.pk, run_after=fields["next_attempt_at"])
     else:
         _next_queue(hook.pk)
+
+
+def _claim_length() -> timedelta:
+    """How long a worker's claim on a send lasts: the send's deadline, and time to record
+    what came back. Past it, the worker is taken for lost (webhooks_resume_stalled)."""
+    return timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + 30)
+
+
+def webhooks_resume_stalled() -> int:
+    """Take up every delivery whose send was claimed by a worker that never finished it
+    (killed, or its machine lost: the claim ran out); returns how many.
+
+    Its attempt is recorded as cut off, and the delivery is queued again as if that attempt
+    had failed: tried again up to WEBHOOK_MAX_ATTEMPTS, or given up, and the hook's later
+    deliveries, which wait for it, go on. Each is taken up once, by whoever clears its run-out
+    claim first. Called by every delivery and event, and by the deliveries page and API, so a
+    stalled hook moves on when anything next happens or anyone looks.
+    """
+    now = timezone.now()
+    stalled = WebhookDelivery.objects.filter(
+        status=WebhookDelivery.Status.PENDING, claimed_until__lt=now
+    ).values_list("pk", "webhook_id", "attempts", "claimed_until", "redelivered_at")
+    resumed = 0
+    for pk, webhook_id, attempt, claimed_until, redelivered_at in stalled[:100]:
+        error = (
+            f"Attempt {attempt} was cut off: the worker sending it stopped answering (killed, "
+            "or its machine lost)."
+        )
+        gave_up = attempt >= settings.WEBHOOK_MAX_ATTEMPTS
+        started = claimed_until - _claim_length()  # when it was claimed
+        fields = {
+            "claimed_until": None,
+            "error": error,
+            "response_code": None,
+            "last_attempt_at": started,
+            "next_attempt_at": None,
+        }
+        if gave_up:
+            fields["status"] = WebhookDelivery.Status.FAILED
+        with transaction.atomic():
+            # Only while its claim is the run-out one read above: a worker that finished
+            # it meanwhile, or another caller that took it up, wins.
+            taken = WebhookDelivery.objects.filter(
+                pk=pk, status=WebhookDelivery.Status.PENDING, claimed_until=claimed_until
+            ).update(**fields)
+            if not taken:
+                continue
+            WebhookAttempt.objects.create(
+                delivery_id=pk,
+                at=started,
+                response_code=None,
+                error=error,
+                duration_ms=0,
+                redelivery=redelivered_at is not None,
+            )
+            if gave_up:
+                _next_queue(webhook_id)
+            else:
+                _enqueue(pk)
+        logger.warning("webhook delivery %s: its worker stopped while sending it", pk)
+        resumed += 1
+    return resumed
 
 
 def webhook_redeliver(*, delivery: WebhookDelivery, user) -> WebhookDelivery:
@@ -237,6 +301,7 @@ def _deliveries_queue(audit_set_id: int, event: str, data: dict) -> None:
     hooks = [pk for pk, events in _hooks(audit_set_id).items() if event in events]
     if not hooks:
         return
+    webhooks_resume_stalled()
     timestamp = timezone.now().isoformat()
     for pk in hooks:
         delivery_id = uuid.uuid4()

@@ -111,6 +111,7 @@ DELIVERIES_PER_PAGE = 25
 @require_http_methods(["GET", "HEAD"])
 def webhook_deliveries(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     webhook = access.get_webhook_for_lead(request, pk)
+    services.webhooks_resume_stalled()
     page = Paginator(selectors.webhook_deliveries(webhook=webhook), DELIVERIES_PER_PAGE).get_page(
         request.GET.get("page")
     )
