@@ -215,6 +215,10 @@ _TESTS: dict[str, tuple[str, str]] = {
         HERE,
         "test_sources_and_suggestions_read_through_the_api_are_the_pages_and_the_exports",
     ),
+    "DELETE /sets/{set_id}/suggestion-sources/{source_id}": (
+        HERE,
+        "test_a_source_deleted_through_the_api_goes_as_from_the_page_and_is_kept_alike_once_shown",
+    ),
     "GET /sets/{set_id}/suggestions/comparison": (
         "tests/test_suggestion_report.py",
         "test_page_and_api_show_the_same_figures",
@@ -1235,3 +1239,82 @@ def test_sources_and_suggestions_read_through_the_api_are_the_pages_and_the_expo
         item["claim"]: {k: v for k, v in item.items() if k not in ("claim", "claim_name")}
         for item in items
     } == exported
+
+
+def test_a_source_deleted_through_the_api_goes_as_from_the_page_and_is_kept_alike_once_shown(
+    opened, lead, reviewer_a, client_for
+):
+    import html
+
+    handmade = opened
+
+    from audit.models import AuditSheet, Suggestion, SuggestionSettingChange, SuggestionSource
+    from audit.services.suggestion_settings import set_suggestion_settings
+
+    api = api_client(lead)
+    for name in ("page", "api", "shown"):
+        pushed = api.post(
+            f"{V1}/sets/{handmade.pk}/suggestions",
+            {"name": name, "version": "1", "suggestions": SUGGESTED},
+            content_type="application/json",
+        )
+        assert pushed.status_code == 200, pushed.content
+    by_name = {s.name: s for s in SuggestionSource.objects.all()}
+    # The set pre-highlights with the source the page deletes: it goes back to the matcher.
+    set_suggestion_settings(
+        audit_set=handmade,
+        user=lead,
+        source_key=f"source:{by_name['page'].pk}",
+        show_judgment=True,
+        withhold_share=0.0,
+    )
+    upload = reverse("audit:suggestions-upload", args=[handmade.pk])
+
+    page = client_for(lead).post(upload, {"delete": by_name["page"].pk})
+    gone = api.delete(f"{V1}/sets/{handmade.pk}/suggestion-sources/{by_name['api'].pk}")
+
+    assert (page.status_code, gone.status_code) == (302, 204)
+    assert set(SuggestionSource.objects.values_list("name", flat=True)) == {"shown"}
+    assert set(Suggestion.objects.values_list("source__name", flat=True)) == {"shown"}
+    handmade.refresh_from_db()
+    assert handmade.suggestion_source == "matcher"
+    change = SuggestionSettingChange.objects.first()  # the newest
+    assert (change.before["suggestion_source"], change.after["suggestion_source"], change.by) == (
+        f"source:{by_name['page'].pk}",
+        "matcher",
+        lead,
+    )
+
+    # Once a reviewer was shown a source, both doors keep it, saying why in the same words.
+    shown = by_name["shown"]
+    sheet = submit_sheet(reviewer_a, claim_at("hm-1-a", 0), NOT_SUPPORTED)
+    AuditSheet.objects.filter(pk=sheet.pk).update(suggestion_source_shown=f"source:{shown.pk}")
+    page = client_for(lead).post(upload, {"delete": shown.pk}, follow=True)
+    kept = api.delete(f"{V1}/sets/{handmade.pk}/suggestion-sources/{shown.pk}")
+
+    assert kept.status_code == 409
+    detail = kept.json()["detail"]
+    assert detail.startswith("Reviewers were shown shown 1 on 1 sheet: it is kept")
+    assert detail in html.unescape(page.content.decode())
+    assert SuggestionSource.objects.filter(pk=shown.pk).exists()
+    assert Suggestion.objects.filter(source=shown).count() == 2
+    listed = client_for(lead).get(upload).context["sources"]
+    assert [(s.name, s.shown) for s in listed] == [("shown", 1)]
+    assert f'name="delete" value="{shown.pk}"' not in page.content.decode()
+    # Not a pushed source of this set, or not a lead: refused by both doors alike.
+    other = AuditSetFactory(name="Other")
+    assert api.delete(f"{V1}/sets/{other.pk}/suggestion-sources/{shown.pk}").status_code == 404
+    assert (
+        client_for(lead)
+        .post(reverse("audit:suggestions-upload", args=[other.pk]), {"delete": shown.pk})
+        .status_code
+        == 404
+    )
+    assert (
+        api_client(reviewer_a)
+        .delete(f"{V1}/sets/{handmade.pk}/suggestion-sources/{shown.pk}")
+        .status_code
+        == 403
+    )
+    assert client_for(reviewer_a).post(upload, {"delete": shown.pk}).status_code in (403, 404)
+    assert SuggestionSource.objects.filter(pk=shown.pk).exists()

@@ -651,3 +651,8 @@ def test_a_models_suggestions_round_trip_through_the_client(lead, live_server, s
         assert (job.status, job.result["created"], job.result["replaced"]) == ("succeeded", 1, 1)
         judged = {i["claim_name"]: i["judgment"] for i in client.suggestions(audit_set.pk, key)}
         assert judged == {"hm-1-a claim 1": "contradicted", "hm-2-a claim 1": ""}
+
+        client.suggestion_source_delete("Suggested", key)
+        assert [s for s in client.suggestion_sources("Suggested") if s["kind"] == "source"] == []
+        with pytest.raises(NotFound):
+            client.suggestion_source_delete("Suggested", key)

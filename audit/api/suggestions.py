@@ -19,7 +19,7 @@ from audit.api.jobs import JobOut, job_out
 from audit.claims import claim_name
 from audit.formats import FormatError
 from audit.formats.reading import FileTooLarge
-from audit.models import Job
+from audit.models import Job, SuggestionSource
 from audit.selectors import suggestions as suggestion_selectors
 from audit.suggestions import SourceKey, Suggested
 from audit.views import access
@@ -180,6 +180,28 @@ def suggestion_sources(request: HttpRequest, set_id: int) -> list[dict]:
         {"key": str(s.key), "name": s.name, "version": s.version, "kind": s.kind}
         for s in suggestion_selectors.sources(audit_set)
     ]
+
+
+@api.delete(
+    "/sets/{set_id}/suggestion-sources/{source_id}",
+    response={204: None, **refusals(403, 404, 409)},
+    tags=["suggestions"],
+    url_name="suggestion-source-delete",
+)
+def suggestion_source_delete(request: HttpRequest, set_id: int, source_id: int) -> Status:
+    """Delete a pushed source (`source:<id>` in the list) and its suggestions, as the
+    *Suggestion sources* page does. 409 once reviewers were shown its suggestions: it is
+    kept with the record of what they saw. A set that pre-highlights with it goes back to
+    the matcher. The matcher and judge runs are not pushed sources: 404."""
+    audit_set = access.get_set_for_lead(request, set_id)
+    source = SuggestionSource.objects.filter(audit_set=audit_set, pk=source_id).first()
+    if source is None:
+        raise HttpError(404, "This set has no pushed source of suggestions with that id.")
+    try:
+        services.source_delete(source=source, user=request.user)
+    except services.SourceInUse as refusal:
+        raise HttpError(409, str(refusal)) from None
+    return Status(204, None)
 
 
 def _spans(spans, *, claim: bool) -> list[dict]:

@@ -16,6 +16,7 @@ from django.db.models import Count
 from audit import matching, unsupported
 from audit.models import (
     AuditSet,
+    AuditSheet,
     Claim,
     ClaimCheck,
     JudgeRun,
@@ -204,11 +205,24 @@ def suggested_claims(audit_set: AuditSet, key: SourceKey):
     return claims.none()
 
 
-def pushed_sources(audit_set: AuditSet):
-    """The set's sources pushed from outside, each with `suggested`, its count of claims."""
-    return (
+def pushed_sources(audit_set: AuditSet) -> list[SuggestionSource]:
+    """The set's sources pushed from outside, each with `suggested`, its count of claims,
+    and `shown`, the count of sheets whose reviewer was shown its suggestions (such a
+    source is kept: services.source_delete)."""
+    found = list(
         SuggestionSource.objects.filter(audit_set=audit_set)
         .select_related("created_by")
         .annotate(suggested=Count("suggestions"))
         .order_by("name", "version", "pk")
     )
+    shown = dict(
+        AuditSheet.objects.filter(
+            claim__answer__audit_set=audit_set, suggestion_source_shown__startswith=f"{SOURCE}:"
+        )
+        .values_list("suggestion_source_shown")
+        .annotate(Count("pk"))
+        .order_by()
+    )
+    for source in found:
+        source.shown = shown.get(str(SourceKey(SOURCE, source.pk)), 0)
+    return found

@@ -71,6 +71,7 @@ from audit.services.sheets import (
 )
 from audit.services.splits import AtomicPart, claim_split
 from audit.services.suggestions import (
+    SourceInUse,
     SuggestionPushSummary,
     source_delete,
     suggestions_push,
@@ -164,6 +165,7 @@ __all__ = [
     "verdicts_import",
     "verdicts_push",
     "SuggestionPushSummary",
+    "SourceInUse",
     "source_delete",
     "suggestions_push",
     "suggestions_upload",

@@ -32,6 +32,24 @@ def _current(audit_set: AuditSet) -> dict:
     }
 
 
+def source_gone(*, current: AuditSet, user: AbstractBaseUser, key: str) -> None:
+    """A pushed source is being deleted: a set that pre-highlights with it goes back to the
+    matcher, recorded as any change is, so no review page asks for a source that is gone.
+    Called under the set's row lock (`current` was read with select_for_update)."""
+    if current.suggestion_source != key:
+        return
+    before = _current(current)
+    current.suggestion_source = "matcher"
+    current.save(update_fields=["suggestion_source"])
+    SuggestionSettingChange.objects.create(
+        audit_set=current,
+        by=user,
+        before=before,
+        after=_current(current),
+        after_review_started=criteria_locked_since(audit_set=current) is not None,
+    )
+
+
 def set_suggestion_settings(
     *,
     audit_set: AuditSet,

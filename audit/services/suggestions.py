@@ -19,9 +19,19 @@ from django.db.models.functions import Length
 from audit.formats.reading import check_size
 from audit.formats.records import FormatError
 from audit.formats.suggestions import SuggestionRecord, parse_records, parse_suggestions
-from audit.models import Answer, AuditSet, Claim, Job, Passage, Suggestion, SuggestionSource
+from audit.models import (
+    Answer,
+    AuditSet,
+    AuditSheet,
+    Claim,
+    Job,
+    Passage,
+    Suggestion,
+    SuggestionSource,
+)
 from audit.roles import leads
 from audit.services.jobs import job_suggestions_create
+from audit.services.suggestion_settings import source_gone
 from audit.suggestions import SOURCE, SourceKey
 
 # Suggestions written per query, and between two progress reports of a job.
@@ -179,15 +189,37 @@ def suggestions_store(
     )
 
 
+class SourceInUse(Exception):
+    """A source reviewers were shown is kept: the record of what they saw, and its figures."""
+
+
 def source_delete(*, source: SuggestionSource, user) -> None:
-    """Remove a pushed source and every suggestion it made. A set that pre-highlights with
-    it goes back to the matcher, so no review page asks for a source that is gone."""
+    """Remove a pushed source and every suggestion it made: one pushed by mistake, before
+    reviewers saw it. Only a lead of the set (PermissionDenied).
+
+    Refused (SourceInUse) once any sheet of the set was shown its suggestions: which
+    suggestions a reviewer had in front of them, and how often they were kept, are part of
+    the labels' record. A set that pre-highlights with it goes back to the matcher, and
+    that change is recorded like any other."""
     _check_lead(user, source.audit_set)
     key = str(SourceKey(SOURCE, source.pk))
     with transaction.atomic():
-        AuditSet.objects.filter(pk=source.audit_set_id, suggestion_source=key).update(
-            suggestion_source="matcher"
+        # Under the set's row lock, as a settings change is: a lead choosing this source
+        # at the same moment is applied before (and the set goes back to the matcher) or
+        # after (and finds no such source).
+        current = AuditSet.objects.select_for_update().get(pk=source.audit_set_id)
+        shown = AuditSheet.objects.filter(
+            claim__answer__audit_set=current, suggestion_source_shown=key
         )
+        count = shown.count()
+        if count:
+            raise SourceInUse(
+                f"Reviewers were shown {source.name} {source.version} on {count} "
+                f"sheet{'s' if count != 1 else ''}: it is kept, so the record of what they "
+                "saw and the figures measured on it stay. To stop showing it, choose another "
+                "source in the set's suggestion settings."
+            )
+        source_gone(current=current, user=user, key=key)
         source.delete()
 
 

@@ -313,8 +313,14 @@ def suggestions_upload(request: HttpRequest, pk: int) -> HttpResponse:
         ).first()
         if source is None:
             raise Http404("No such source of suggestions.")
-        services.source_delete(source=source, user=request.user)
-        messages.success(request, f"Deleted {source.name} {source.version} and its suggestions.")
+        try:
+            services.source_delete(source=source, user=request.user)
+        except services.SourceInUse as refusal:
+            messages.error(request, str(refusal))
+        else:
+            messages.success(
+                request, f"Deleted {source.name} {source.version} and its suggestions."
+            )
         return redirect("audit:suggestions-upload", pk=audit_set.pk)
     form = SuggestionUploadForm(request.POST or None, request.FILES or None)
     ctx: dict = {"audit_set": audit_set, "form": form}

@@ -800,6 +800,13 @@ class Client:
         each judge run, each pushed model."""
         return self._get(f"sets/{self._set_id(set)}/suggestion-sources")
 
+    def suggestion_source_delete(self, set: SetRef, source: str | int) -> None:  # noqa: A002
+        """Delete a pushed source (its `key`, `source:<id>`, or the id) and its suggestions.
+        Conflict once reviewers were shown them: the source is kept with that record."""
+        text = str(source)
+        source_id = text.removeprefix("source:") if text.startswith("source:") else text
+        self._request("DELETE", f"sets/{self._set_id(set)}/suggestion-sources/{source_id}")
+
     def suggestions(
         self,
         set: SetRef,  # noqa: A002
