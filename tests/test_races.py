@@ -464,3 +464,46 @@ def test_one_flag_sent_from_two_tabs_at_once_is_raised_once():
 
         assert 500 not in statuses and len(set(statuses)) == 1
         assert GuidelineFlag.objects.filter(claim=claim, raised_by=reviewer).count() == 1
+
+
+def test_a_source_pushed_again_and_deleted_at_once_ends_whole_or_gone_never_a_500():
+    (lead,) = _people("lead-s", role=roles.LEAD)
+    audit_set = AuditSetFactory()
+    _, claims = answer_with_claims(audit_set, 3)
+    records = [{"claim": claim.pk, "judgment": "supported"} for claim in claims]
+    url = f"/api/v1/sets/{audit_set.pk}/suggestions"
+    push_body = {"name": "nli", "version": "1", "suggestions": records}
+
+    def push(client: Client) -> HttpResponse:
+        return client.post(url, push_body, content_type="application/json")
+
+    def delete(client: Client, source_id: int) -> HttpResponse:
+        return client.delete(f"/api/v1/sets/{audit_set.pk}/suggestion-sources/{source_id}")
+
+    from audit.models import Suggestion, SuggestionSource
+    from tests.conftest import api_client
+
+    outcomes = set()
+    for _ in range(ROUNDS):
+        first, second = api_client(lead), api_client(lead)
+        first.raise_request_exception = second.raise_request_exception = False
+        assert push(first).status_code == 200
+        source_id = SuggestionSource.objects.get(audit_set=audit_set).pk
+
+        statuses = _at_once(
+            partial(push, first),
+            partial(delete, second, source_id),
+            partial(delete, first, source_id),
+        )
+
+        assert statuses[0] == 200 and set(statuses[1:]) <= {204, 404}, statuses
+        assert statuses[1:].count(204) <= 1
+        # Whole or gone: a source left standing holds every pushed suggestion.
+        left = list(SuggestionSource.objects.filter(audit_set=audit_set))
+        assert len(left) <= 1
+        if left:
+            assert Suggestion.objects.filter(source=left[0]).count() == len(records)
+            left[0].delete()
+        assert not Suggestion.objects.filter(source__audit_set=audit_set).exists()
+        outcomes.add(bool(left))
+    assert outcomes  # at least one order was seen

@@ -201,6 +201,8 @@ def suggestion_source_delete(request: HttpRequest, set_id: int, source_id: int) 
         services.source_delete(source=source, user=request.user)
     except services.SourceInUse as refusal:
         raise HttpError(409, str(refusal)) from None
+    except SuggestionSource.DoesNotExist:
+        raise HttpError(404, "This set has no pushed source of suggestions with that id.") from None
     return Status(204, None)
 
 

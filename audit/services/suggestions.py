@@ -158,15 +158,7 @@ def suggestions_store(
     the record and field. `progress`, when given, hears the count after each batch."""
     rows = _checked(audit_set, records, filename)
     with transaction.atomic():
-        source, created = SuggestionSource.objects.get_or_create(
-            audit_set=audit_set,
-            name=name,
-            version=version,
-            defaults={"description": description, "created_by": user},
-        )
-        # Two pushes of one source at once take turns here, so neither's rows meet the
-        # other's on the one-suggestion-per-claim constraint.
-        source = SuggestionSource.objects.select_for_update().get(pk=source.pk)
+        source, created = _source_locked(audit_set, user, name, version, description)
         if not created and description and description != source.description:
             source.description = description
             source.save(update_fields=["description", "updated_at"])
@@ -189,6 +181,26 @@ def suggestions_store(
     )
 
 
+def _source_locked(
+    audit_set: AuditSet, user, name: str, version: str, description: str
+) -> tuple[SuggestionSource, bool]:
+    """The source (name, version), made if new, under its row lock: two pushes of one
+    source at once take turns here, so neither's rows meet the other's on the
+    one-suggestion-per-claim constraint, and a delete at the same moment goes wholly
+    before or after. Found, then deleted before its lock was had: made again."""
+    for _ in range(2):
+        source, created = SuggestionSource.objects.get_or_create(
+            audit_set=audit_set,
+            name=name,
+            version=version,
+            defaults={"description": description, "created_by": user},
+        )
+        locked = SuggestionSource.objects.select_for_update().filter(pk=source.pk).first()
+        if locked is not None:
+            return locked, created
+    raise SuggestionSource.DoesNotExist("The source was deleted twice while being pushed to.")
+
+
 class SourceInUse(Exception):
     """A source reviewers were shown is kept: the record of what they saw, and its figures."""
 
@@ -200,7 +212,8 @@ def source_delete(*, source: SuggestionSource, user) -> None:
     Refused (SourceInUse) once any sheet of the set was shown its suggestions: which
     suggestions a reviewer had in front of them, and how often they were kept, are part of
     the labels' record. A set that pre-highlights with it goes back to the matcher, and
-    that change is recorded like any other."""
+    that change is recorded like any other. Gone already (another lead's delete):
+    SuggestionSource.DoesNotExist."""
     _check_lead(user, source.audit_set)
     key = str(SourceKey(SOURCE, source.pk))
     with transaction.atomic():
@@ -208,6 +221,10 @@ def source_delete(*, source: SuggestionSource, user) -> None:
         # at the same moment is applied before (and the set goes back to the matcher) or
         # after (and finds no such source).
         current = AuditSet.objects.select_for_update().get(pk=source.audit_set_id)
+        # Then the source's: a push to it at the same moment stores all its rows before
+        # (and they go with it) or after (and make it again).
+        if not SuggestionSource.objects.select_for_update().filter(pk=source.pk).exists():
+            raise SuggestionSource.DoesNotExist("This source of suggestions was deleted.")
         shown = AuditSheet.objects.filter(
             claim__answer__audit_set=current, suggestion_source_shown=key
         )

@@ -317,6 +317,8 @@ def suggestions_upload(request: HttpRequest, pk: int) -> HttpResponse:
             services.source_delete(source=source, user=request.user)
         except services.SourceInUse as refusal:
             messages.error(request, str(refusal))
+        except SuggestionSource.DoesNotExist:
+            messages.info(request, f"{source.name} {source.version} was deleted already.")
         else:
             messages.success(
                 request, f"Deleted {source.name} {source.version} and its suggestions."
