@@ -217,6 +217,9 @@ WEB_DIRECT_MAX_VERDICT_BYTES = int(
 WEB_DIRECT_MAX_SUGGESTIONS = int(os.environ.get("CITEAUDIT_WEB_DIRECT_MAX_SUGGESTIONS", "2000"))
 # How long a finished export's download link works; its file is removed after that.
 EXPORT_LINK_HOURS = int(os.environ.get("CITEAUDIT_EXPORT_LINK_HOURS", "24"))
+# How long a push's Idempotency-Key holds: a retry within it gets the first request's job;
+# after it the key is free again (a nightly script may reuse a fixed key each night).
+IDEMPOTENCY_KEY_HOURS = int(os.environ.get("CITEAUDIT_IDEMPOTENCY_KEY_HOURS", "24"))
 
 # Webhooks: each delivery is tried up to this many times, waiting RETRY_SECONDS after the
 # first failure and twice as long after each next one (30 s, 1, 2, 4 min by default).

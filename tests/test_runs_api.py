@@ -100,6 +100,32 @@ def test_the_same_key_with_another_body_is_409_and_queues_nothing(lead, audit_se
 
 
 @pytest.mark.django_db
+def test_a_key_past_its_hours_is_free_for_a_new_push_and_expired_keys_are_removed(
+    lead, audit_set, settings
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    client = api_client(lead)
+    first = _push(client, audit_set, _file("One [1]."), key="nightly", system="rag", run="n1")
+    stale = _push(client, audit_set, _file("Old [1]."), key="old", system="rag", run="n0")
+    # A day and a minute later: both keys were made before the key's hours.
+    IdempotencyKey.objects.update(
+        created_at=timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_HOURS, minutes=1)
+    )
+
+    tonight = _push(client, audit_set, _file("Two [1]."), key="nightly", system="rag", run="n2")
+    again = _push(client, audit_set, _file("Two [1]."), key="nightly", system="rag", run="n2")
+
+    assert (first.status_code, stale.status_code, tonight.status_code) == (202, 202, 202)
+    assert tonight.json()["id"] != first.json()["id"]  # a new job, not last night's
+    assert again.json()["id"] == tonight.json()["id"]  # and the key holds for tonight's
+    assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["nightly"]
+    assert Job.objects.count() == 3
+
+
+@pytest.mark.django_db
 def test_keys_are_each_user_s_own(lead, audit_set):
     other = UserFactory(username="lead2", role="lead")
     data = _file("One [1].")

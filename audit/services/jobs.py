@@ -88,9 +88,10 @@ def job_import_create(
     A new set is created in `workspace`. `system` and `run` name the file's system and run
     (services.imports.answers_import); a bad pair raises FormatError naming the field.
 
-    With an `idempotency_key`, the same user's request with the same key and body gets the
-    job the first one queued, and one with another body raises IdempotencyConflict; two at
-    once queue one job (the key's unique row decides which).
+    With an `idempotency_key`, the same user's request with the same key and body within
+    IDEMPOTENCY_KEY_HOURS gets the job the first one queued, and one with another body
+    raises IdempotencyConflict; two at once queue one job (the key's unique row decides
+    which).
     """
     if audit_set is None and workspace is None:
         raise ValueError("A new set needs a workspace.")
@@ -143,6 +144,12 @@ def _fingerprint(upload: UploadedFile, *fields: object) -> str:
 
 
 def _idempotent_job(*, user, key: str, fingerprint: str) -> Job | None:
+    """The job of the user's earlier request with this key, if the key still holds (for
+    IDEMPOTENCY_KEY_HOURS); IdempotencyConflict if that request asked for something else.
+    Keys past their time are removed first (everyone's, so the table does not grow), and
+    the key is free for a new request."""
+    since = timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_HOURS)
+    IdempotencyKey.objects.filter(created_at__lt=since).delete()
     found = IdempotencyKey.objects.filter(user=user, key=key).select_related("job").first()
     if found is None:
         return None
