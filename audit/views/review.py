@@ -521,6 +521,11 @@ def _render_review(
         entry = {
             "passage": view.passage,
             "sentences": sentences,
+            # A pushed source's evidence as it marked it ("start-end ..."): `e` takes these
+            # spans, a part of a sentence as a part. The matcher marks whole sentences.
+            "suggested_spans": " ".join(
+                f"{e.start}-{e.end}" for e in suggested.evidence if e.passage == position
+            ),
             "tail": view.tail,
             "parts": [
                 {

@@ -1167,15 +1167,30 @@ function spanButton(label, className) {
   // `e`: the suggested evidence sentences of the cited passages, as a reviewer's own choice.
   function acceptSuggestedEvidence() {
     if (suggestionsHidden || readOnly) return false;
-    const marked = form.querySelectorAll(".review-passage label.sent.hl > input.sent-toggle");
-    let added = false;
-    marked.forEach(function (box) {
-      if (!box.checked && !box.disabled) {
-        box.click();
-        added = true;
-      }
+    let found = false;
+    // A pushed source's spans exactly as it marked them: a whole sentence ticks that
+    // sentence, a part of one (or a run across two) is added as a part, as a selection is.
+    form.querySelectorAll(".review-passage .passage-text[data-suggested]").forEach(function (box) {
+      box.dataset.suggested.split(" ").forEach(function (pair) {
+        const span = pair.split("-").map(Number);
+        if (span.length !== 2 || !(span[0] < span[1])) return;
+        found = true;
+        const label = box.querySelector('label.sent[data-start="' + span[0] + '"][data-end="' + span[1] + '"]');
+        const input = label ? label.querySelector("input.sent-toggle") : null;
+        if (input) {
+          if (!input.checked && !input.disabled) input.click();
+        } else if (!chosenIn(box).some(function (c) { return c[0] <= span[0] && span[1] <= c[1]; })) {
+          addEvidence(box, span);
+        }
+      });
     });
-    return added || marked.length > 0;
+    if (found) return true;
+    // The matcher's marks are whole sentences.
+    const marked = form.querySelectorAll(".review-passage label.sent.hl > input.sent-toggle");
+    marked.forEach(function (box) {
+      if (!box.checked && !box.disabled) box.click();
+    });
+    return marked.length > 0;
   }
   // `g`: the suggested judgment, where the set shows one.
   function acceptSuggestedJudgment() {

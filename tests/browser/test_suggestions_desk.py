@@ -143,3 +143,42 @@ def test_the_second_reviewers_page_holds_nothing_of_the_first_reviewers_sheet(
     html = page.content()
     assert "Only rev_a wrote this note" not in html
     assert "rev_a" not in html
+
+
+def test_e_takes_a_sources_spans_as_it_marked_them_a_part_of_a_sentence_as_a_part(
+    browser, new_page, live_server, opened, claim, reviewer_a, lead
+):
+    source = _push(opened, claim, lead)
+    passage = claim.citations.order_by("position").first()
+    spans = matching.sentence_spans(passage.text)
+    # A sentence long enough to take words out of, and another one.
+    (first_start, first_end) = next((a, b) for a, b in spans if b - a > 20)
+    (second_start, second_end) = next(span for span in spans if span[0] != first_start)
+    # Words inside the first sentence, and the whole second one.
+    part = (first_start + 4, first_end - 6)
+    Suggestion.objects.filter(source=source, claim=claim).update(
+        evidence=[
+            {"passage": passage.position, "start": part[0], "end": part[1], "score": 0.9},
+            {"passage": passage.position, "start": second_start, "end": second_end, "score": 0.5},
+        ]
+    )
+    page = new_page(reviewer_a)
+    errors = watch_errors(page)
+    page.goto(f"{live_server.url}/claims/{claim.pk}/review/")
+
+    page.locator("body").press("e")
+
+    sheet = _sheet_when(claim, reviewer_a, lambda s: len(s.evidence) == 2)
+    assert sorted((e["passage"], e["start"], e["end"]) for e in sheet.evidence) == sorted(
+        [(passage.position, *part), (passage.position, second_start, second_end)]
+    )
+    # The part is listed as a part under its passage, the whole sentence ticked.
+    assert page.locator(".evidence-parts li").count() == 1
+    box = f'.passage-text[data-passage="{passage.position}"]'
+    assert page.locator(f'{box} label.sent[data-start="{second_start}"] > input').is_checked()
+    assert not page.locator(f'{box} label.sent[data-start="{first_start}"] > input').is_checked()
+    # Taken again, nothing is added twice.
+    page.locator("body").press("e")
+    time.sleep(0.5)
+    assert len(_sheet_when(claim, reviewer_a, lambda s: True).evidence) == 2
+    assert errors == []
