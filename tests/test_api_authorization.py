@@ -20,6 +20,7 @@ from audit.models import (
     Job,
     JudgeRun,
     Membership,
+    SuggestionSource,
     Webhook,
     WebhookDelivery,
     Workspace,
@@ -60,6 +61,7 @@ MATRIX: dict[tuple[str, str], tuple[int, int, int, int, int]] = {
     # Suggestions are the lead's to read: a reviewer sees them on the review page only, as
     # the set shows them (and not on a sheet the set withholds them from).
     ("/api/v1/sets/{set_id}/suggestions", "GET"): (NO, 403, 403, 200, 200),
+    ("/api/v1/sets/{set_id}/suggestion-sources/{source_id}", "DELETE"): (NO, 403, 403, 204, RO),
     ("/api/v1/sets/{set_id}/suggestion-sources", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/agreement", "GET"): (NO, 403, 403, 200, 200),
     ("/api/v1/sets/{set_id}/report", "GET"): (NO, 403, 403, 200, 200),
@@ -146,6 +148,7 @@ def world(lead):
         audit_set=audit_set, url="https://hooks.example.org/in", secret="s", events=["x"]
     )
     delivery = WebhookDelivery.objects.create(webhook=hook, event="x", body="{}")
+    source = SuggestionSource.objects.create(audit_set=audit_set, name="nli", version="0")
     return {
         "clients": {
             "anonymous": Client(),
@@ -164,6 +167,7 @@ def world(lead):
             "slug": audit_set.workspace.slug,
             "webhook_id": hook.pk,
             "delivery": delivery.uuid,
+            "source_id": source.pk,
         },
         "set": audit_set,
     }
@@ -310,12 +314,15 @@ def test_workspaces_bound_every_operation(world):
     assert AuditSet.objects.get(pk=created.json()["id"]).workspace == other
 
 
-def _fresh_hook(world: dict) -> None:
+def _fresh_targets(world: dict) -> None:
     hook = Webhook.objects.create(
         audit_set=world["set"], url="https://hooks.example.org/in", secret="s", events=["x"]
     )
     delivery = WebhookDelivery.objects.create(webhook=hook, event="x", body="{}")
-    world["ids"].update(webhook_id=hook.pk, delivery=delivery.uuid)
+    source = SuggestionSource.objects.create(
+        audit_set=world["set"], name="nli", version=f"fresh {hook.pk}"
+    )
+    world["ids"].update(webhook_id=hook.pk, delivery=delivery.uuid, source_id=source.pk)
 
 
 def test_an_owner_of_the_workspace_and_a_site_admin_may_do_what_its_lead_may(world):
@@ -325,7 +332,7 @@ def test_an_owner_of_the_workspace_and_a_site_admin_may_do_what_its_lead_may(wor
     lead_column = {operation: statuses[3] for operation, statuses in MATRIX.items()}
 
     for user in (owner, admin):
-        _fresh_hook(world)  # the one before was removed by the DELETE row
+        _fresh_targets(world)  # the ones before were removed by the DELETE rows
         client = api_client(user)
         got = {operation: _request(client, *operation, world).status_code for operation in MATRIX}
         assert got == lead_column, user.username
