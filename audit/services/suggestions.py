@@ -223,7 +223,7 @@ def source_delete(*, source: SuggestionSource, user) -> None:
         current = AuditSet.objects.select_for_update().get(pk=source.audit_set_id)
         # Then the source's: a push to it at the same moment stores all its rows before
         # (and they go with it) or after (and make it again).
-        if not SuggestionSource.objects.select_for_update().filter(pk=source.pk).exists():
+        if SuggestionSource.objects.select_for_update().filter(pk=source.pk).first() is None:
             raise SuggestionSource.DoesNotExist("This source of suggestions was deleted.")
         shown = AuditSheet.objects.filter(
             claim__answer__audit_set=current, suggestion_source_shown=key
