@@ -11,7 +11,7 @@ import gc
 import hashlib
 import json
 import multiprocessing
-import multiprocessing.pool
+import multiprocessing.connection
 import os
 import signal
 import sys
@@ -220,37 +220,141 @@ _STOP_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGQUIT") if hasattr(signal, name)
 )
 _PR_SET_PDEATHSIG = 1
-# How long ending a pool waits for the lock on its task queue before it takes the lock's
-# holder for dead (see _MatcherPool). The pool's own end hands it over within milliseconds.
-_QUEUE_LOCK_WAIT = 2.0
+# How long the pool's end waits for a child to end on SIGTERM before it sends SIGKILL.
+_END_WAIT = 5.0
 
 
-class _MatcherPool(multiprocessing.pool.Pool):
-    """multiprocessing's Pool, whose end never waits for a child that died.
+class MatcherPool:
+    """A few forked processes that run this module's functions: tasks in, results out.
 
-    An idle child waits for its next task holding the task queue's read lock. Killed there
-    (the out-of-memory killer, kill -9), it never gives the lock back, and Pool.terminate,
-    which takes that lock before anything else, would wait for it for good: the import,
-    its job and its worker with it."""
+    Not multiprocessing's Pool: its children share one task queue and one result queue,
+    each behind a lock between processes, and a child killed while it held one (waiting
+    for its next task, or just after it sent a result) never gives it back: the Pool's own
+    end takes both locks and waited for good, and the import, its job and its worker with
+    it. Here each child has a pipe of its own each way, so nothing is shared between
+    processes and a dead child blocks nobody; a thread of this process reads every result
+    as it comes, so no child waits on a full pipe while this process writes it a task."""
 
-    @staticmethod
-    def _help_stuff_finish(inqueue, task_handler, size):  # noqa: ANN001, ANN205
-        if inqueue._rlock.acquire(timeout=_QUEUE_LOCK_WAIT):
-            # As Pool does: read what is left, so a task handler writing a task to a full
-            # pipe is not stuck there.
-            while task_handler.is_alive() and inqueue._reader.poll():
-                inqueue._reader.recv()
-        else:
-            # The holder died, maybe in the middle of a task's bytes: read nothing more.
-            # With this end closed, a write to a full pipe fails (broken pipe) once the
-            # children are ended, a few steps later in terminate, instead of waiting.
-            inqueue._reader.close()
+    def __init__(self, workers: int, parent: int, seen: Collection[str]) -> None:
+        context = multiprocessing.get_context("fork")
+        self.matchers: list[multiprocessing.process.BaseProcess] = []
+        self._tasks: list = []
+        self._results: list = []
+        for _ in range(workers):
+            task_out, task_in = context.Pipe(duplex=False)
+            result_out, result_in = context.Pipe(duplex=False)
+            child = context.Process(
+                target=_serve,
+                args=(task_out, result_in, parent, seen, self._tasks + self._results),
+                daemon=True,
+            )
+            child.start()
+            # Only the child holds its ends: when it dies, its result pipe ends (EOF) and a
+            # task written to it fails at once (broken pipe).
+            task_out.close()
+            result_in.close()
+            self.matchers.append(child)
+            self._tasks.append(task_in)
+            self._results.append(result_out)
+        self._sent = 0
+        self._waiting = [0] * workers  # tasks sent to each child and not yet answered
+        self._done: dict[int, tuple[bool, object]] = {}
+        self._ended: set[int] = set()  # children whose result pipe ended
+        self._changed = threading.Condition()
+        self._stopping = threading.Event()
+        self._reader = threading.Thread(target=self._read, name="matcher-results", daemon=True)
+        self._reader.start()
+
+    def apply_async(self, function: Callable, args: tuple) -> tuple[int, int]:
+        """Send a task to the child with the fewest waiting; its handle for matcher_result."""
+        with self._changed:
+            child = min(
+                range(len(self.matchers)), key=lambda n: (n in self._ended, self._waiting[n])
+            )
+            self._waiting[child] += 1
+        number = self._sent
+        self._sent += 1
+        # A dead child's pipe is broken: its task is lost, and matcher_result says so.
+        with contextlib.suppress(OSError):
+            self._tasks[child].send((number, function, args))
+        return number, child
+
+    def result(self, handle: tuple[int, int]):
+        number, child = handle
+        with self._changed:
+            while number not in self._done:
+                if child in self._ended:
+                    self.matchers[child].join(1)
+                    raise MatcherStopped(
+                        f"A matching process stopped in the middle of the import (exit code "
+                        f"{self.matchers[child].exitcode}; killed, or out of memory): nothing "
+                        "was imported. Run it again, with fewer CITEAUDIT_IMPORT_WORKERS if "
+                        "memory is short."
+                    )
+                self._changed.wait(1)
+            ok, value = self._done.pop(number)
+        if not ok:
+            raise value
+        return value
+
+    def _read(self) -> None:
+        live = dict(zip(self._results, range(len(self._results)), strict=True))
+        while live and not self._stopping.is_set():
+            for connection in multiprocessing.connection.wait(list(live), timeout=0.5):
+                child = live[connection]
+                try:
+                    number, outcome = connection.recv()
+                except (EOFError, OSError):
+                    del live[connection]
+                    with self._changed:
+                        self._ended.add(child)
+                        self._changed.notify_all()
+                    continue
+                with self._changed:
+                    self._done[number] = outcome
+                    self._waiting[child] -= 1
+                    self._changed.notify_all()
+
+    def end(self) -> None:
+        """End every child (SIGTERM, then SIGKILL if one has not ended within _END_WAIT)."""
+        for connection in self._tasks:
+            connection.close()
+        for child in self.matchers:
+            if child.exitcode is None:
+                child.terminate()
+        for child in self.matchers:
+            child.join(_END_WAIT)
+            if child.exitcode is None:
+                child.kill()
+                child.join()
+        self._stopping.set()
+        self._reader.join()
+        for connection in self._results:
+            connection.close()
+
+
+def _serve(tasks, results, parent: int, seen: Collection[str], others: list) -> None:
+    """A child's life: run each task it is sent and send back what came of it, in order."""
+    for connection in others:  # the pipes of the children forked before it
+        connection.close()
+    _child_start(parent, seen)
+    while True:
+        try:
+            number, function, args = tasks.recv()
+        except EOFError:
+            return
+        try:
+            outcome = (True, function(*args))
+        except Exception as error:  # noqa: BLE001 - raised again in the importing process
+            outcome = (False, error)
+        try:
+            results.send((number, outcome))
+        except Exception as error:  # noqa: BLE001 - an error that does not pickle
+            results.send((number, (False, RuntimeError(repr(error)))))
 
 
 @contextlib.contextmanager
-def matcher_pool(
-    workers: int, seen: Collection[str] = frozenset()
-) -> Iterator[multiprocessing.pool.Pool]:
+def matcher_pool(workers: int, seen: Collection[str] = frozenset()) -> Iterator[MatcherPool]:
     """A pool of `workers` forked processes that run this module's functions, ended (with
     SIGTERM) when the block ends, however it ends.
 
@@ -263,39 +367,24 @@ def matcher_pool(
             # Python warns of forking beside another thread; the one a job runs beside (its
             # heartbeat) waits for FORK_LOCK, held here, so it holds no other lock now.
             warnings.filterwarnings("ignore", "This process .* multi-threaded", DeprecationWarning)
-            pool = _MatcherPool(
-                workers,
-                initializer=_child_start,
-                initargs=(os.getpid(), seen),
-                context=multiprocessing.get_context("fork"),
-            )
+            pool = MatcherPool(workers, os.getpid(), seen)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-    # The pool replaces a child that dies, but the task that child held is lost and its
-    # result never comes: matcher_result watches these first children instead.
-    pool.matchers = list(pool._pool)
-    with pool:
+    try:
         yield pool
+    finally:
+        pool.end()
 
 
 class MatcherStopped(Exception):
     """A matching process died in the middle of an import (killed, or out of memory)."""
 
 
-def matcher_result(pool: multiprocessing.pool.Pool, result: multiprocessing.pool.AsyncResult):
-    """The value of a task sent to a matcher_pool, or MatcherStopped if one of its processes
-    died meanwhile (its task would never answer, and the import would wait for good)."""
-    while True:
-        try:
-            return result.get(timeout=1)
-        except multiprocessing.TimeoutError:
-            dead = [child for child in pool.matchers if child.exitcode is not None]
-            if dead:
-                raise MatcherStopped(
-                    f"A matching process stopped in the middle of the import (exit code "
-                    f"{dead[0].exitcode}; killed, or out of memory): nothing was imported. "
-                    "Run it again, with fewer CITEAUDIT_IMPORT_WORKERS if memory is short."
-                ) from None
+def matcher_result(pool: MatcherPool, handle: tuple[int, int]):
+    """The value of a task sent to a matcher_pool (what it raised is raised here), or
+    MatcherStopped if the process it was sent to died first: its answer would never come,
+    and the import would wait for good."""
+    return pool.result(handle)
 
 
 def _child_start(parent: int, seen: Collection[str]) -> None:

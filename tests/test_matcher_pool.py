@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 import pytest
 
@@ -38,13 +39,29 @@ def _in_thread(body) -> list:
     return outcome
 
 
-def test_a_matcher_killed_while_it_waited_for_a_task_fails_the_import_and_the_pool_ends():
-    # An idle child waits for its next task holding the task queue's read lock. Killed
-    # there, it never gives the lock back: multiprocessing's own Pool.terminate waited for
-    # that lock for good, and the import's job never ended.
+def _sleep(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+def _fail(message):
+    raise ValueError(message)
+
+
+@pytest.mark.parametrize("pause", [0, 0.2])
+@pytest.mark.parametrize("round_", range(5))
+def test_a_matcher_killed_while_it_waited_for_a_task_fails_the_import_and_the_pool_ends(
+    pause, round_
+):
+    # With multiprocessing's Pool, an idle child waited for its next task holding the task
+    # queue's lock, and one that had just sent a result could still hold the result
+    # queue's: killed there, it never gave it back, and the Pool's own end waited for that
+    # lock for good (the import's job never ended). Killed at once after its answer (that
+    # second case) and a while after it (the first), several times over.
     def body() -> None:
         with matcher_pool(1) as pool:
             assert matcher_result(pool, pool.apply_async(_echo, (1,))) == 1
+            time.sleep(pause)
             child = pool.matchers[0]
             os.kill(child.pid, signal.SIGKILL)
             child.join(STUCK_AFTER)
@@ -54,6 +71,37 @@ def test_a_matcher_killed_while_it_waited_for_a_task_fails_the_import_and_the_po
 
     assert outcome, "the pool never ended after its idle matcher was killed"
     assert isinstance(outcome[0], MatcherStopped), outcome
+    assert "exit code -9" in str(outcome[0])
+
+
+def test_a_matcher_killed_in_the_middle_of_a_task_fails_it_and_its_partner_is_ended():
+    def body() -> None:
+        with matcher_pool(2) as pool:
+            busy = pool.apply_async(_sleep, (30,))
+            other = pool.apply_async(_sleep, (30,))
+            children = list(pool.matchers)
+            time.sleep(0.3)
+            os.kill(children[busy[1]].pid, signal.SIGKILL)
+            try:
+                matcher_result(pool, busy)
+            finally:
+                assert other[1] != busy[1]
+        # The living child was ended too, long before its 30 s task was done.
+        assert all(child.exitcode is not None for child in children)
+
+    outcome = _in_thread(body)
+
+    assert outcome and isinstance(outcome[0], MatcherStopped), outcome
+
+
+def test_what_a_task_raised_is_raised_in_the_importing_process_and_the_pool_goes_on():
+    def body() -> None:
+        with matcher_pool(1) as pool:
+            with pytest.raises(ValueError, match="refused"):
+                matcher_result(pool, pool.apply_async(_fail, ("refused",)))
+            assert matcher_result(pool, pool.apply_async(_echo, (3,))) == 3
+
+    assert _in_thread(body) == ["ended"]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
