@@ -266,7 +266,7 @@ class MatcherPool:
         self._reader.start()
 
     def apply_async(self, function: Callable, args: tuple) -> tuple[int, int]:
-        """Send a task to the child with the fewest waiting; its handle for matcher_result."""
+        """Send a task to the child with the fewest waiting; its handle for result()."""
         with self._changed:
             child = min(
                 range(len(self.matchers)), key=lambda n: (n in self._ended, self._waiting[n])
@@ -274,12 +274,15 @@ class MatcherPool:
             self._waiting[child] += 1
         number = self._sent
         self._sent += 1
-        # A dead child's pipe is broken: its task is lost, and matcher_result says so.
+        # A dead child's pipe is broken: its task is lost, and result() says so.
         with contextlib.suppress(OSError):
             self._tasks[child].send((number, function, args))
         return number, child
 
     def result(self, handle: tuple[int, int]):
+        """The value of a task sent with apply_async (what it raised is raised here), or
+        MatcherStopped if the process it was sent to died first: its answer would never
+        come, and the import would wait for good."""
         number, child = handle
         with self._changed:
             while number not in self._done:
@@ -378,13 +381,6 @@ def matcher_pool(workers: int, seen: Collection[str] = frozenset()) -> Iterator[
 
 class MatcherStopped(Exception):
     """A matching process died in the middle of an import (killed, or out of memory)."""
-
-
-def matcher_result(pool: MatcherPool, handle: tuple[int, int]):
-    """The value of a task sent to a matcher_pool (what it raised is raised here), or
-    MatcherStopped if the process it was sent to died first: its answer would never come,
-    and the import would wait for good."""
-    return pool.result(handle)
 
 
 def _child_start(parent: int, seen: Collection[str]) -> None:

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from audit.import_plan import MatcherStopped, matcher_pool, matcher_result
+from audit.import_plan import MatcherStopped, matcher_pool
 
 # How long the pool's end may take before the test calls it stuck: far above the pool's
 # own wait for a dead child's lock, and the thread is left behind if it is stuck.
@@ -60,12 +60,12 @@ def test_a_matcher_killed_while_it_waited_for_a_task_fails_the_import_and_the_po
     # second case) and a while after it (the first), several times over.
     def body() -> None:
         with matcher_pool(1) as pool:
-            assert matcher_result(pool, pool.apply_async(_echo, (1,))) == 1
+            assert pool.result(pool.apply_async(_echo, (1,))) == 1
             time.sleep(pause)
             child = pool.matchers[0]
             os.kill(child.pid, signal.SIGKILL)
             child.join(STUCK_AFTER)
-            matcher_result(pool, pool.apply_async(_echo, (2,)))
+            pool.result(pool.apply_async(_echo, (2,)))
 
     outcome = _in_thread(body)
 
@@ -83,7 +83,7 @@ def test_a_matcher_killed_in_the_middle_of_a_task_fails_it_and_its_partner_is_en
             time.sleep(0.3)
             os.kill(children[busy[1]].pid, signal.SIGKILL)
             try:
-                matcher_result(pool, busy)
+                pool.result(busy)
             finally:
                 assert other[1] != busy[1]
         # The living child was ended too, long before its 30 s task was done.
@@ -98,8 +98,8 @@ def test_what_a_task_raised_is_raised_in_the_importing_process_and_the_pool_goes
     def body() -> None:
         with matcher_pool(1) as pool:
             with pytest.raises(ValueError, match="refused"):
-                matcher_result(pool, pool.apply_async(_fail, ("refused",)))
-            assert matcher_result(pool, pool.apply_async(_echo, (3,))) == 3
+                pool.result(pool.apply_async(_fail, ("refused",)))
+            assert pool.result(pool.apply_async(_echo, (3,))) == 3
 
     assert _in_thread(body) == ["ended"]
 
@@ -111,7 +111,7 @@ def test_a_pool_whose_children_all_lived_ends_with_every_result(workers):
     def body() -> None:
         with matcher_pool(workers) as pool:
             pending = [pool.apply_async(_echo, (n,)) for n in range(20)]
-            results.extend(matcher_result(pool, r) for r in pending)
+            results.extend(pool.result(r) for r in pending)
             children = list(pool.matchers)
         assert all(child.exitcode is not None for child in children)
 

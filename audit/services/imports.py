@@ -26,7 +26,6 @@ from audit.import_plan import (
     answer_content_hash,
     answer_rows,
     matcher_pool,
-    matcher_result,
     plan_answers,
     plan_answers_in_worker,
     read_lines_in_worker,
@@ -408,10 +407,10 @@ def _planned(
             pending.append((digests, pool.apply_async(plan_answers_in_worker, (records,))))
             if len(pending) >= 2 * workers:
                 digests, result = pending.popleft()
-                yield list(zip(matcher_result(pool, result), digests, strict=True))
+                yield list(zip(pool.result(result), digests, strict=True))
         while pending:
             digests, result = pending.popleft()
-            yield list(zip(matcher_result(pool, result), digests, strict=True))
+            yield list(zip(pool.result(result), digests, strict=True))
 
 
 def _read_in_workers(
@@ -436,7 +435,7 @@ def _read_in_workers(
                 pending.append(pool.apply_async(read_lines_in_worker, (batch, stream.filename)))
             if not pending:
                 break
-            done, error = matcher_result(pool, pending.popleft())
+            done, error = pool.result(pending.popleft())
             for number, _, rows in done:
                 stream.take_line(rows, rows.given_claims, number)
             if error is not None:

@@ -354,12 +354,16 @@ function spanButton(label, className) {
   let csrfToken = null; // null: the one in the body's hx-headers is current
   let csrfStale = false;
 
+  // Redirects are not followed: while the session is still gone this page redirects to the
+  // login form, and loading that form starts a new anonymous session whose cookie would
+  // replace the one a login in another tab has just set.
   function refreshCsrf() {
-    return fetch(window.location.href, { credentials: "same-origin" })
+    return fetch(window.location.href, { credentials: "same-origin", redirect: "manual" })
       .then(function (response) {
-        return response.text();
+        return response.ok ? response.text() : null;
       })
       .then(function (html) {
+        if (html === null) return;
         const body = new DOMParser().parseFromString(html, "text/html").body;
         const token = JSON.parse(body.getAttribute("hx-headers") || "{}")["x-csrftoken"];
         if (token) csrfToken = token;
@@ -1569,10 +1573,17 @@ function spanButton(label, className) {
   }
 
   function hold() {
-    fetch(nextUrl, { credentials: "same-origin", headers: { "X-Citeaudit-Prefetch": "1" } })
+    // A redirect (to the login form, once the session has ended) is not held, and not
+    // followed: loading the login form starts an anonymous session whose cookie would replace
+    // the one a login in another tab has just set.
+    fetch(nextUrl, {
+      credentials: "same-origin",
+      redirect: "manual",
+      headers: { "X-Citeaudit-Prefetch": "1" },
+    })
       .then(function (response) {
         const type = response.headers.get("Content-Type") || "";
-        return response.ok && !response.redirected && type.indexOf("text/html") === 0 ? response.text() : null;
+        return response.ok && type.indexOf("text/html") === 0 ? response.text() : null;
       })
       .then(function (html) {
         if (html === null) return;

@@ -242,10 +242,13 @@ def test_lead_pages_render(new_page, live_server, opened, lead, reviewer_a):
 def test_a_save_after_the_session_ended_is_kept_until_the_reviewer_logs_in_again(
     new_page, live_server, opened, reviewer_a
 ):
-    first, _ = _claims()
+    first, second = _claims()
     page = new_page(reviewer_a)
-    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
-    Session.objects.all().delete()
+    # The fetch ahead of the next claim (300 ms after the page) is answered with a deletion
+    # of the ended session's cookie: it must be in before the login below sets a new one.
+    with page.expect_response(lambda r: r.url.endswith(f"/claims/{second.pk}/review/")):
+        page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+        Session.objects.all().delete()
 
     page.keyboard.press("4")
     page.wait_for_selector("#save-status[data-state=error]")
@@ -264,7 +267,7 @@ def test_a_save_after_the_session_ended_is_kept_until_the_reviewer_logs_in_again
 def test_retry_now_saves_at_once_after_logging_in_again_without_waiting_the_back_off(
     new_page, live_server, opened, reviewer_a
 ):
-    first, _ = _claims()
+    first, second = _claims()
     page = new_page(reviewer_a)
     # The page's timers run only when the test moves its clock: no retry can fire by
     # itself, so only "Retry now" can have saved.
@@ -273,7 +276,11 @@ def test_retry_now_saves_at_once_after_logging_in_again_without_waiting_the_back
     Session.objects.all().delete()
 
     page.keyboard.press("4")
-    page.clock.run_for(1_000)  # the autosave's short delay
+    # The autosave's short delay, and the fetch ahead of the next claim (300 ms after the
+    # page): its answer deletes the ended session's cookie, so it must be in before the new
+    # cookie is set, or it deletes that one too.
+    with page.expect_response(lambda r: r.url.endswith(f"/claims/{second.pk}/review/")):
+        page.clock.run_for(1_000)
     page.wait_for_selector("#save-status[data-state=error]")
     expect(page.locator("#retry-now")).to_be_visible()
     # Logged in again elsewhere: the browser holds a new session. (Not through a second
@@ -295,6 +302,36 @@ def test_retry_now_saves_at_once_after_logging_in_again_without_waiting_the_back
     page.wait_for_selector("#save-status[data-state=saved]")
     assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).judgment == "contradicted"
     expect(page.locator("#retry-now")).to_have_count(0)
+
+
+def test_nothing_the_page_fetches_after_the_session_ended_loads_the_login_form(
+    new_page, live_server, opened, reviewer_a
+):
+    """The claim that follows is fetched ahead, and "Retry now" fetches this page for a fresh
+    token. With the session gone both are redirected to the login form; followed, that form
+    starts an anonymous session whose cookie can land after, and replace, the one a login in
+    another tab has just set: every save after is refused again."""
+    first, second = _claims()
+    page = new_page(reviewer_a)
+    logins: list[str] = []
+    page.on("response", lambda r: logins.append(r.url) if "/login/" in r.url else None)
+    page.clock.install()
+    page.goto(f"{live_server.url}/claims/{first.pk}/review/")
+    Session.objects.all().delete()
+
+    with page.expect_response(lambda r: r.url.endswith(f"/claims/{second.pk}/review/")) as ahead:
+        page.clock.run_for(1_000)  # the fetch ahead starts 300 ms after the page
+    page.keyboard.press("4")
+    page.clock.run_for(1_000)
+    page.wait_for_selector("#save-status[data-state=error]")
+    with page.expect_response(lambda r: r.url.endswith(f"/claims/{first.pk}/review/")) as token:
+        page.click("#retry-now")
+    page.wait_for_selector("#save-status[data-state=error]")
+    # A followed redirect is asked for at once: one more round trip and its answer is in.
+    page.evaluate("() => fetch('/static/audit/citeaudit.css')")
+
+    assert (ahead.value.status, token.value.status) == (302, 302)
+    assert logins == []
 
 
 # ------------------------------------------------------- autosave, reload, back, network
