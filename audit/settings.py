@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import warnings
 from importlib import import_module
 from importlib.util import find_spec
 from pathlib import Path
@@ -173,6 +174,10 @@ STORAGES = {
 # Without DEBUG (as the demo runs), whitenoise would serve only collected files; outside
 # production it reads the app's static folders directly, so runserver needs no collectstatic.
 WHITENOISE_USE_FINDERS = not PRODUCTION
+if not PRODUCTION:
+    # ...so the collected folder is not expected either; whitenoise would warn at every start
+    # (the demo's first lines) that it is missing.
+    warnings.filterwarnings("ignore", message="No directory at: ")
 
 # A native JSON Lines answer file is streamed, a line at a time, so it may be large; every
 # other file (a JSON document, the other JSON Lines formats, verdicts) is read whole into

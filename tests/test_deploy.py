@@ -36,6 +36,25 @@ def test_check_deploy_is_clean_with_production_settings():
     assert "System check identified no issues" in result.stdout
 
 
+def test_outside_production_a_missing_collected_static_folder_is_not_warned_about(tmp_path):
+    # The demo serves the app's static folders directly: its first lines should not say that
+    # a folder only `collectstatic` makes is missing. (A process of its own: the suite's
+    # configuration silences the warning in tests.)
+    script = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'audit.settings'; "
+        "django.setup(); from django.conf import settings; "
+        f"settings.STATIC_ROOT = {str(tmp_path / 'never-collected')!r}; "
+        "from whitenoise.middleware import WhiteNoiseMiddleware; "
+        "WhiteNoiseMiddleware(lambda request: None); print('started')"
+    )
+    env = {**os.environ, "DJANGO_DEBUG": "0"}
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+
+    assert (result.stdout, result.stderr) == ("started\n", "")
+
+
 @pytest.mark.django_db
 def test_login_is_locked_after_five_wrong_passwords(client, reviewer_a):
     for _ in range(5):
