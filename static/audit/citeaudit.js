@@ -257,6 +257,8 @@ function spanButton(label, className) {
   const HEARTBEAT_MS = 60000; // send counted seconds even when nothing else changes
   const MAX_RETRY_MS = 60000;
   const PENDING_KEY = "citeaudit.pending";
+  // The version this tab's last confirmed save made, and of which sheet (see the end).
+  const CONFIRMED_KEY = "citeaudit.confirmed";
 
   const saveUrl = form.dataset.saveUrl;
   // A submitted sheet, or a queue a lead paused: shown, never saved from this page.
@@ -465,6 +467,7 @@ function spanButton(label, className) {
   function answered(status, text) {
     inflight = false;
     if (status >= 200 && status < 300 && showStatus(text)) {
+      tabStore(CONFIRMED_KEY, JSON.stringify({ url: saveUrl, version: Number(pageVersion()) }));
       stored = true;
       replay = null;
       retryMs = 0;
@@ -703,6 +706,18 @@ function spanButton(label, className) {
       }
     });
     setAssertions(items);
+  }
+
+  // Read once: the next page of this tab checks it, and a reload it makes does not again.
+  function takeConfirmed() {
+    const raw = tabStored(CONFIRMED_KEY);
+    tabStore(CONFIRMED_KEY, null);
+    try {
+      const confirmed = JSON.parse(raw);
+      return confirmed && confirmed.url === saveUrl ? Number(confirmed.version) : null;
+    } catch (error) {
+      return null;
+    }
   }
 
   function takePending() {
@@ -1343,12 +1358,20 @@ function spanButton(label, className) {
   // ---- changes the previous page of this tab left on leaving (a reload): show them and
   // save them again, on the version they were made on.
   const pending = takePending();
+  const confirmed = takeConfirmed();
   if (pending && !readOnly && !stale) {
     restore(pending.fields);
     replay = { version: pending.version, seq: pending.seq, fields: pending.fields };
     changes += 1;
     say("Saving your last changes…", "pending");
     save();
+  } else if (confirmed !== null && confirmed > Number(pageVersion())) {
+    // A reload sent while a save was on its way can be read before that save is written,
+    // and the save's answer can still reach the page being left, which then leaves no
+    // copy (nothing was unsaved). This page shows the sheet as it was before that save,
+    // and saving from it would put the older fields back: load it again, now that the
+    // save is written.
+    window.location.reload();
   }
 })();
 

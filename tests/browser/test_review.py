@@ -387,6 +387,39 @@ def test_tab_onto_submit_then_waiting_saves_a_draft_and_never_submits(
     assert errors == []
 
 
+def test_a_page_read_before_this_tabs_last_save_was_written_loads_itself_again(
+    new_page, live_server, opened, reviewer_a
+):
+    """A reload sent while a save is on its way can be read before the save is written,
+    while the save's answer still reaches the page being left (so it leaves no copy). The
+    page read then is played back here: the sheet as it was before the note was saved."""
+    first, _ = _claims()
+    url = f"{live_server.url}/claims/{first.pk}/review/"
+    page = new_page(reviewer_a)
+    page.goto(url)
+    page.keyboard.press("3")
+    _saved(page)
+    before_the_note = page.request.get(url).text()
+    _type_note_and_tab_onto_submit(page)
+    page.wait_for_timeout(2_000)  # past the autosave delay after typing
+    _saved(page)
+    assert AuditSheet.objects.get(claim=first, reviewer=reviewer_a).notes == NOTE
+    reads: list[str] = []
+    page.on("request", lambda r: reads.append(r.url) if r.url == url else None)
+    page.route(
+        url, lambda route: route.fulfill(body=before_the_note, content_type="text/html"), times=1
+    )
+
+    page.reload()
+
+    expect(page.locator("#id_notes")).to_have_value(NOTE)
+    assert len(reads) == 2  # the old page played back, then the page read again
+    page.keyboard.press("2")
+    _saved(page)
+    sheet = AuditSheet.objects.get(claim=first, reviewer=reviewer_a)
+    assert (sheet.judgment, sheet.notes) == ("partially_supported", NOTE)
+
+
 def test_reload_right_after_typing_shows_the_note_and_submits_without_conflict(
     new_page, live_server, opened, reviewer_a
 ):
