@@ -13,6 +13,7 @@ import json
 import multiprocessing
 import multiprocessing.connection
 import os
+import queue
 import signal
 import sys
 import threading
@@ -232,8 +233,11 @@ class MatcherPool:
     for its next task, or just after it sent a result) never gives it back: the Pool's own
     end takes both locks and waited for good, and the import, its job and its worker with
     it. Here each child has a pipe of its own each way, so nothing is shared between
-    processes and a dead child blocks nobody; a thread of this process reads every result
-    as it comes, so no child waits on a full pipe while this process writes it a task."""
+    processes and a dead child blocks nobody. A thread of this process reads every result
+    as it comes, so no child waits on a full pipe while its next task is written; and a
+    thread per child writes its tasks, so the import never waits while a busy child's pipe
+    is full (a chunk of answers is far larger than a pipe holds) and the child finds its
+    next task ready as it finishes one."""
 
     def __init__(self, workers: int, parent: int, seen: Collection[str]) -> None:
         context = multiprocessing.get_context("fork")
@@ -264,19 +268,24 @@ class MatcherPool:
         self._stopping = threading.Event()
         self._reader = threading.Thread(target=self._read, name="matcher-results", daemon=True)
         self._reader.start()
+        self._outboxes: list[queue.SimpleQueue] = [queue.SimpleQueue() for _ in self.matchers]
+        self._senders = [
+            threading.Thread(target=self._send, args=(n,), name=f"matcher-tasks-{n}", daemon=True)
+            for n in range(workers)
+        ]
+        for sender in self._senders:
+            sender.start()
 
     def apply_async(self, function: Callable, args: tuple) -> tuple[int, int]:
-        """Send a task to the child with the fewest waiting; its handle for result()."""
+        """Hand a task to the child with the fewest waiting; its handle for result()."""
         with self._changed:
             child = min(
                 range(len(self.matchers)), key=lambda n: (n in self._ended, self._waiting[n])
             )
             self._waiting[child] += 1
-        number = self._sent
-        self._sent += 1
-        # A dead child's pipe is broken: its task is lost, and result() says so.
-        with contextlib.suppress(OSError):
-            self._tasks[child].send((number, function, args))
+            number = self._sent
+            self._sent += 1
+        self._outboxes[child].put((number, function, args))
         return number, child
 
     def result(self, handle: tuple[int, int]):
@@ -300,6 +309,19 @@ class MatcherPool:
             raise value
         return value
 
+    def _send(self, child: int) -> None:
+        connection = self._tasks[child]
+        while (task := self._outboxes[child].get()) is not None:
+            try:
+                connection.send(task)
+            except OSError:
+                pass  # The child died: its task is lost, and result() says so.
+            except Exception as error:  # noqa: BLE001 - arguments that do not pickle
+                with self._changed:
+                    self._done[task[0]] = (False, error)
+                    self._waiting[child] -= 1
+                    self._changed.notify_all()
+
     def _read(self) -> None:
         live = dict(zip(self._results, range(len(self._results)), strict=True))
         while live and not self._stopping.is_set():
@@ -320,8 +342,8 @@ class MatcherPool:
 
     def end(self) -> None:
         """End every child (SIGTERM, then SIGKILL if one has not ended within _END_WAIT)."""
-        for connection in self._tasks:
-            connection.close()
+        for outbox in self._outboxes:
+            outbox.put(None)
         for child in self.matchers:
             if child.exitcode is None:
                 child.terminate()
@@ -330,6 +352,11 @@ class MatcherPool:
             if child.exitcode is None:
                 child.kill()
                 child.join()
+        # Every child is gone, so a sender still writing to one has its pipe broken now.
+        for sender in self._senders:
+            sender.join()
+        for connection in self._tasks:
+            connection.close()
         self._stopping.set()
         self._reader.join()
         for connection in self._results:

@@ -117,3 +117,41 @@ def test_a_pool_whose_children_all_lived_ends_with_every_result(workers):
 
     assert _in_thread(body) == ["ended"]
     assert results == list(range(20))
+
+
+def _wait_for(path):
+    while not os.path.exists(path):
+        time.sleep(0.01)
+    return "went on"
+
+
+def test_handing_a_busy_matcher_more_than_its_pipe_holds_does_not_wait_for_it(tmp_path):
+    # A chunk of answers is far larger than a pipe holds: written by the importing process
+    # itself, it waited (parsing and writing nothing) until the busy child read it.
+    go_on = tmp_path / "go-on"
+    large = "x" * (4 * 1024 * 1024)
+    handed: list = []
+
+    def body() -> None:
+        with matcher_pool(1) as pool:
+            waiting = pool.apply_async(_wait_for, (str(go_on),))
+            handed.append(pool.apply_async(_echo, (large,)))
+            handed.append(pool.apply_async(_echo, (large,)))
+            # Only now may the child go on: both tasks were handed while it was busy.
+            go_on.touch()
+            assert pool.result(waiting) == "went on"
+            assert [len(pool.result(handle)) for handle in handed[:2]] == [len(large)] * 2
+
+    assert _in_thread(body) == ["ended"]
+    assert len(handed) == 2
+
+
+def test_a_task_whose_arguments_do_not_pickle_fails_alone():
+    def body() -> None:
+        with matcher_pool(1) as pool:
+            refused = pool.apply_async(_echo, (lambda: None,))
+            with pytest.raises(Exception, match="pickle"):
+                pool.result(refused)
+            assert pool.result(pool.apply_async(_echo, (4,))) == 4
+
+    assert _in_thread(body) == ["ended"]
