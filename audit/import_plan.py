@@ -317,10 +317,13 @@ class MatcherPool:
             except OSError:
                 pass  # The child died: its task is lost, and result() says so.
             except Exception as error:  # noqa: BLE001 - arguments that do not pickle
-                with self._changed:
-                    self._done[task[0]] = (False, error)
-                    self._waiting[child] -= 1
-                    self._changed.notify_all()
+                self._answered(child, task[0], (False, error))
+
+    def _answered(self, child: int, number: int, outcome: tuple[bool, object]) -> None:
+        with self._changed:
+            self._done[number] = outcome
+            self._waiting[child] -= 1
+            self._changed.notify_all()
 
     def _read(self) -> None:
         live = dict(zip(self._results, range(len(self._results)), strict=True))
@@ -335,10 +338,7 @@ class MatcherPool:
                         self._ended.add(child)
                         self._changed.notify_all()
                     continue
-                with self._changed:
-                    self._done[number] = outcome
-                    self._waiting[child] -= 1
-                    self._changed.notify_all()
+                self._answered(child, number, outcome)
 
     def end(self) -> None:
         """End every child (SIGTERM, then SIGKILL if one has not ended within _END_WAIT)."""

@@ -708,28 +708,27 @@ function spanButton(label, className) {
     setAssertions(items);
   }
 
-  // Read once: the next page of this tab checks it, and a reload it makes does not again.
-  function takeConfirmed() {
-    const raw = tabStored(CONFIRMED_KEY);
-    tabStore(CONFIRMED_KEY, null);
+  // What the previous page of this tab left under `key`, read once: the page after this
+  // one, or a reload this one makes, does not find it again.
+  function takeStored(key) {
+    const raw = tabStored(key);
+    if (raw === null) return null;
+    tabStore(key, null);
     try {
-      const confirmed = JSON.parse(raw);
-      return confirmed && confirmed.url === saveUrl ? Number(confirmed.version) : null;
+      return JSON.parse(raw);
     } catch (error) {
       return null;
     }
   }
 
+  function takeConfirmed() {
+    const confirmed = takeStored(CONFIRMED_KEY);
+    return confirmed && confirmed.url === saveUrl ? Number(confirmed.version) : null;
+  }
+
   function takePending() {
-    const raw = tabStored(PENDING_KEY);
-    if (raw === null) return null;
-    tabStore(PENDING_KEY, null);
-    try {
-      const pending = JSON.parse(raw);
-      return pending.url === saveUrl && pending.page === PAGE_NUMBER - 1 ? pending : null;
-    } catch (error) {
-      return null;
-    }
+    const pending = takeStored(PENDING_KEY);
+    return pending && pending.url === saveUrl && pending.page === PAGE_NUMBER - 1 ? pending : null;
   }
 
   // ---- active time: the tab is visible and the reviewer did something in the last minute
